@@ -1,0 +1,60 @@
+// LaunchConfig: everything `ddprun` was asked to do, after parsing and validation. Built by the
+// launcher's command-line parser; read by the agent.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ddprun {
+
+// Which of a worker's streams a setting applies to (torchrun's Std: 0 none, 1 stdout, 2 stderr,
+// 3 both).
+enum class StdStreams : int { kNone = 0, kStdout = 1, kStderr = 2, kBoth = 3 };
+
+inline bool Includes(StdStreams set, StdStreams stream) {
+  return (static_cast<int>(set) & static_cast<int>(stream)) != 0;
+}
+
+// A value for every local rank, with per-rank exceptions (torchrun's "3" or "0:1,1:2").
+struct PerRankStreams {
+  StdStreams all = StdStreams::kNone;
+  std::map<int, StdStreams> by_local_rank;
+
+  StdStreams For(int local_rank) const {
+    auto it = by_local_rank.find(local_rank);
+    return it == by_local_rank.end() ? all : it->second;
+  }
+  bool Any() const {
+    if (all != StdStreams::kNone) return true;
+    for (const auto& [rank, streams] : by_local_rank) {
+      if (streams != StdStreams::kNone) return true;
+    }
+    return false;
+  }
+};
+
+struct LaunchConfig {
+  int nproc_per_node = 1;
+  int min_nodes = 1;
+  int max_nodes = 1;
+  int node_rank = 0;
+  int max_restarts = 0;  // worker-group failures that may be restarted
+  bool standalone = false;
+  std::string run_id = "none";
+  std::string role = "default";
+  std::optional<std::string> log_dir;  // unset: a temporary directory, removed at exit
+  PerRankStreams redirects;            // to files only
+  PerRankStreams tee;                  // to files and the console
+  std::optional<std::set<int>> local_ranks_filter;  // console output of these local ranks only
+  std::string master_addr = "127.0.0.1";
+  std::optional<int> master_port;  // unset: a port reserved by ddprun
+  std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace
+  // The worker's command line, resolved: the executable's path first, then its arguments.
+  std::vector<std::string> worker_argv;
+};
+
+}  // namespace ddprun

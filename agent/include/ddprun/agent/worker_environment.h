@@ -1,0 +1,50 @@
+// The environment contract between ddprun and its workers (see README, "Worker environment"):
+// torchrun's variables with torchrun's meaning, plus ddprun's own (DDPRUN_*). Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ddprun {
+
+// Where one worker stands in the job.
+struct WorkerPlacement {
+  int local_rank = 0;
+  int global_rank = 0;
+  int group_rank = 0;  // the node's rank
+  int local_world_size = 1;
+  int world_size = 1;
+  int group_world_size = 1;  // number of nodes
+};
+
+// What every worker of one attempt shares.
+struct JobEnvironment {
+  std::string role = "default";
+  std::string run_id;
+  std::string master_addr;
+  int master_port = 0;
+  int restart_count = 0;
+  int max_restarts = 0;
+  std::string store_address;  // the rendezvous store, "host:port"
+  std::string store_token;
+  int64_t round = 0;
+};
+
+using EnvironmentMap = std::map<std::string, std::string>;
+
+// The inherited environment with the contract's variables set over it. OMP_NUM_THREADS=1 is added
+// when more than one worker runs on the node and `inherited` lacks it;
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when `inherited` lacks it.
+EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const JobEnvironment& job,
+                                      const WorkerPlacement& placement,
+                                      const std::string& error_file);
+
+// The current process's environment.
+EnvironmentMap CurrentEnvironment();
+
+// "KEY=VALUE" strings, as execve wants them.
+std::vector<std::string> ToEnvp(const EnvironmentMap& environment);
+
+}  // namespace ddprun

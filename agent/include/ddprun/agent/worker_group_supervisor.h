@@ -1,0 +1,69 @@
+// WorkerGroupSupervisor: the per-node agent's core. Starts the node's workers, forwards their
+// output, and reacts to events on one Boost.Asio loop: a child's exit (SIGCHLD), a signal to
+// the agent, a pipe becoming readable, a timer. There is no polling anywhere.
+//
+// - A worker fails: with restarts left, the whole group is stopped (SIGTERM to every worker's
+//   process group, shutdown_timeout, SIGKILL) and started again as the next attempt; without,
+//   it is stopped and the failure report printed, and Run returns the root cause's exit status.
+// - SIGINT, SIGTERM, SIGHUP or SIGQUIT to the agent: forwarded to every worker, then the same
+//   bounded stop; Run returns 128 + signal. A second signal sends SIGKILL at once.
+// - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
+//   kernel) is abandoned with an error in the log, never waited for forever.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "ddprun/agent/failure_report.h"
+#include "ddprun/agent/launch_config.h"
+#include "ddprun/agent/restart_policy.h"
+#include "ddprun/agent/run_log_layout.h"
+#include "ddprun/agent/worker_environment.h"
+
+namespace ddprun {
+
+struct SupervisorOptions {
+  int nproc = 1;           // workers on this node
+  int node_rank = 0;
+  int num_nodes = 1;
+  int max_restarts = 0;
+  std::vector<std::string> worker_argv;  // resolved program path first
+  std::string program_label;             // names the program in the failure report
+  PerRankStreams redirects;
+  PerRankStreams tee;
+  std::optional<std::set<int>> local_ranks_filter;
+  RunLogLayout log_layout{"", ""};
+  std::chrono::milliseconds shutdown_timeout{30'000};
+  std::chrono::milliseconds kill_timeout{5'000};
+  std::string host;
+  // The environment of one worker in one attempt (attempt = restarts used so far).
+  std::function<EnvironmentMap(const WorkerPlacement& placement, int attempt,
+                               const std::string& error_file)>
+      environment;
+};
+
+class WorkerGroupSupervisor {
+ public:
+  WorkerGroupSupervisor(boost::asio::io_context& io, SupervisorOptions options);
+  ~WorkerGroupSupervisor();
+  WorkerGroupSupervisor(const WorkerGroupSupervisor&) = delete;
+  WorkerGroupSupervisor& operator=(const WorkerGroupSupervisor&) = delete;
+
+  // Runs the group to the end and returns ddprun's exit status: 0 when every worker exited 0.
+  // Runs the io_context on the calling thread, which must live as long as the workers: their
+  // parent-death signal follows the thread that started them.
+  int Run();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ddprun

@@ -1,0 +1,42 @@
+// RunLogLayout; see run_log_layout.h.
+#include "ddprun/agent/run_log_layout.h"
+
+#include <filesystem>
+#include <system_error>
+
+namespace ddprun {
+
+std::string RunLogLayout::WorkerDir(int attempt, int local_rank) const {
+  return log_dir_ + "/" + run_id_ + "/attempt_" + std::to_string(attempt) + "/" +
+         std::to_string(local_rank);
+}
+
+std::string RunLogLayout::StdoutLog(int attempt, int local_rank) const {
+  return WorkerDir(attempt, local_rank) + "/stdout.log";
+}
+
+std::string RunLogLayout::StderrLog(int attempt, int local_rank) const {
+  return WorkerDir(attempt, local_rank) + "/stderr.log";
+}
+
+std::string RunLogLayout::ErrorFile(int attempt, int local_rank) const {
+  return WorkerDir(attempt, local_rank) + "/error.json";
+}
+
+Status RunLogLayout::PrepareWorkerDir(int attempt, int local_rank) const {
+  if (Status s = CreateDirectories(WorkerDir(attempt, local_rank)); !s.ok()) return s;
+  std::error_code ignored;
+  std::filesystem::remove(ErrorFile(attempt, local_rank), ignored);
+  return Status::Ok();
+}
+
+Status CreateDirectories(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) {
+    return InvalidArgumentError("cannot create directory " + path + ": " + error.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace ddprun

@@ -1,0 +1,356 @@
+// WorkerGroupSupervisor; see worker_group_supervisor.h.
+#include "ddprun/agent/worker_group_supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "ddprun/agent/output_pump.h"
+#include "ddprun/agent/worker_process.h"
+#include "ddprun/logging.h"
+
+namespace ddprun {
+namespace {
+
+enum class Phase {
+  kRunning,      // the attempt's workers run
+  kRestarting,   // stopping the group, then the next attempt
+  kGivingUp,     // stopping the group, then the failure report
+  kInterrupted,  // a signal asked ddprun to stop
+  kDone,
+};
+
+struct Worker {
+  WorkerPlacement placement;
+  pid_t pid = -1;
+  bool alive = false;
+  bool succeeded = false;
+  std::string error_file;
+  std::shared_ptr<OutputPump> stdout_pump;
+  std::shared_ptr<OutputPump> stderr_pump;
+};
+
+std::string ReadSmallFile(const std::string& path, size_t limit = 64 << 10) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+int OpenLogFile(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+}  // namespace
+
+struct WorkerGroupSupervisor::Impl {
+  Impl(boost::asio::io_context& io_context, SupervisorOptions supervisor_options)
+      : io(io_context),
+        options(std::move(supervisor_options)),
+        policy(options.max_restarts),
+        children(io, SIGCHLD),
+        stop_signals(io, SIGINT, SIGTERM, SIGHUP),
+        stop_timer(io),
+        log(GetLogger("agent")) {
+    stop_signals.add(SIGQUIT);
+  }
+
+  boost::asio::io_context& io;
+  SupervisorOptions options;
+  RestartPolicy policy;
+  boost::asio::signal_set children;
+  boost::asio::signal_set stop_signals;
+  boost::asio::steady_timer stop_timer;
+  std::shared_ptr<spdlog::logger> log;
+
+  Phase phase = Phase::kRunning;
+  int attempt = 0;
+  int interrupt_signal = 0;
+  int stop_signal = SIGTERM;  // what the current stop sent first
+  std::vector<Worker> workers;
+  std::vector<WorkerFailure> failures;  // root cause first
+  int exit_status = 1;
+  std::string failure_report;  // printed after the workers' last output
+
+  void WatchChildren() {
+    children.async_wait([this](const boost::system::error_code& error, int) {
+      if (error) return;
+      ReapChildren();
+      if (phase != Phase::kDone) WatchChildren();
+    });
+  }
+
+  void WatchStopSignals() {
+    stop_signals.async_wait([this](const boost::system::error_code& error, int signal_number) {
+      if (error) return;
+      OnStopSignal(signal_number);
+      if (phase != Phase::kDone) WatchStopSignals();
+    });
+  }
+
+  size_t AliveCount() const {
+    size_t alive = 0;
+    for (const auto& worker : workers) alive += worker.alive ? 1 : 0;
+    return alive;
+  }
+
+  void StartAttempt() {
+    phase = Phase::kRunning;
+    failures.clear();  // the report covers the attempt that gave up; earlier ones were restarted
+    workers.clear();
+    workers.resize(static_cast<size_t>(options.nproc));
+    log->info("starting {} worker(s), attempt {}", options.nproc, attempt);
+    for (int local_rank = 0; local_rank < options.nproc; ++local_rank) {
+      Worker& worker = workers[static_cast<size_t>(local_rank)];
+      worker.placement = {local_rank,
+                          options.node_rank * options.nproc + local_rank,
+                          options.node_rank,
+                          options.nproc,
+                          options.num_nodes * options.nproc,
+                          options.num_nodes};
+      if (Status s = StartWorker(worker); !s.ok()) {
+        RecordSpawnFailure(worker, s);
+        HandleFailure();
+        return;
+      }
+    }
+  }
+
+  Status StartWorker(Worker& worker) {
+    const int local_rank = worker.placement.local_rank;
+    const RunLogLayout& layout = options.log_layout;
+    if (Status s = layout.PrepareWorkerDir(attempt, local_rank); !s.ok()) return s;
+    worker.error_file = layout.ErrorFile(attempt, local_rank);
+    auto environment = options.environment(worker.placement, attempt, worker.error_file);
+    auto spawned = SpawnWorker(options.worker_argv, ToEnvp(environment));
+    if (!spawned.ok()) return spawned.status();
+    worker.pid = spawned->pid;
+    worker.alive = true;
+
+    const StdStreams redirected = options.redirects.For(local_rank);
+    const StdStreams teed = options.tee.For(local_rank);
+    const bool shown = !options.local_ranks_filter ||
+                       options.local_ranks_filter->contains(local_rank);
+    const std::string prefix = "[rank" + std::to_string(worker.placement.global_rank) + "]: ";
+    auto make_pump = [&](int pipe_fd, StdStreams stream, int console_fd, const std::string& file) {
+      const bool to_file = Includes(redirected, stream) || Includes(teed, stream);
+      const bool to_console = shown && !Includes(redirected, stream);
+      int file_fd = -1;
+      if (to_file && (file_fd = OpenLogFile(file)) < 0) {
+        log->error("cannot open {}: {}; rank {} output goes to the console only", file,
+                   std::strerror(errno), worker.placement.global_rank);
+      }
+      // A log file that cannot be opened falls back to the console: output is never dropped.
+      const bool console = to_console || (to_file && file_fd < 0);
+      auto pump = std::make_shared<OutputPump>(io, pipe_fd, console ? console_fd : -1, prefix,
+                                               file_fd);
+      pump->Start();
+      return pump;
+    };
+    worker.stdout_pump = make_pump(spawned->stdout_fd, StdStreams::kStdout, STDOUT_FILENO,
+                                   layout.StdoutLog(attempt, local_rank));
+    worker.stderr_pump = make_pump(spawned->stderr_fd, StdStreams::kStderr, STDERR_FILENO,
+                                   layout.StderrLog(attempt, local_rank));
+    return Status::Ok();
+  }
+
+  void RecordSpawnFailure(Worker& worker, const Status& status) {
+    WorkerFailure failure;
+    failure.time = std::chrono::system_clock::now();
+    failure.host = options.host;
+    failure.global_rank = worker.placement.global_rank;
+    failure.local_rank = worker.placement.local_rank;
+    failure.spawn_error = status.message();
+    failures.push_back(std::move(failure));
+    log->error("could not start rank {}: {}", worker.placement.global_rank, status.message());
+  }
+
+  void ReapChildren() {
+    while (true) {
+      int wait_status = 0;
+      const pid_t pid = ::waitpid(-1, &wait_status, WNOHANG);
+      if (pid <= 0) return;  // none left to reap now (0), or no children at all (-1, ECHILD)
+      for (auto& worker : workers) {
+        if (worker.alive && worker.pid == pid) {
+          OnWorkerExit(worker, wait_status);
+          break;
+        }
+      }
+    }
+  }
+
+  void OnWorkerExit(Worker& worker, int wait_status) {
+    worker.alive = false;
+    worker.stdout_pump->Finish();
+    worker.stderr_pump->Finish();
+    const bool success = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+    if (phase == Phase::kRunning) {
+      if (success) {
+        worker.succeeded = true;
+        for (const auto& other : workers) {
+          if (!other.succeeded) return;
+        }
+        Finish(0);
+        return;
+      }
+      RecordFailure(worker, wait_status);
+      HandleFailure();
+      return;
+    }
+    // Stopping. A worker that ended by its own failure, not by our signals, is still reported.
+    const bool stopped_by_us = WIFSIGNALED(wait_status) &&
+                               (WTERMSIG(wait_status) == stop_signal ||
+                                WTERMSIG(wait_status) == SIGKILL);
+    if (!success && !stopped_by_us && phase != Phase::kInterrupted) {
+      RecordFailure(worker, wait_status);
+    }
+    if (AliveCount() == 0) OnGroupStopped();
+  }
+
+  void RecordFailure(const Worker& worker, int wait_status) {
+    WorkerFailure failure;
+    failure.time = std::chrono::system_clock::now();
+    failure.host = options.host;
+    failure.global_rank = worker.placement.global_rank;
+    failure.local_rank = worker.placement.local_rank;
+    failure.pid = worker.pid;
+    if (WIFSIGNALED(wait_status)) {
+      failure.term_signal = WTERMSIG(wait_status);
+    } else {
+      failure.exit_code = WEXITSTATUS(wait_status);
+    }
+    failure.error_file = worker.error_file;
+    failure.error_file_text = ReadSmallFile(worker.error_file);
+    log->warn("rank {} (pid {}) failed: {}", failure.global_rank, failure.pid,
+              DescribeExit(failure));
+    failures.push_back(std::move(failure));
+  }
+
+  // The first failure of a running attempt.
+  void HandleFailure() {
+    if (policy.OnGroupFailure() == RestartPolicy::Decision::kRestart) {
+      log->warn("restarting all {} worker(s) (restart {} of {})", options.nproc,
+                policy.restarts_used(), policy.max_restarts());
+      phase = Phase::kRestarting;
+    } else {
+      phase = Phase::kGivingUp;
+    }
+    StopGroup(SIGTERM);
+  }
+
+  void OnStopSignal(int signal_number) {
+    if (phase == Phase::kDone) return;
+    if (phase == Phase::kInterrupted) {
+      log->warn("received {} again; killing the workers now", SignalName(signal_number));
+      SignalAlive(SIGKILL);
+      return;
+    }
+    log->warn("received {}; stopping the workers", SignalName(signal_number));
+    phase = Phase::kInterrupted;
+    interrupt_signal = signal_number;
+    StopGroup(signal_number);
+  }
+
+  void SignalAlive(int signal_number) {
+    for (const auto& worker : workers) {
+      if (worker.alive && ::kill(-worker.pid, signal_number) != 0 && errno != ESRCH) {
+        log->error("cannot send {} to worker pid {}: {}", SignalName(signal_number), worker.pid,
+                   std::strerror(errno));
+      }
+    }
+  }
+
+  // Sends signal_number to every live worker's process group; SIGKILL after shutdown_timeout;
+  // gives up on survivors kill_timeout later. OnGroupStopped follows in every case.
+  void StopGroup(int signal_number) {
+    stop_signal = signal_number;
+    if (AliveCount() == 0) {
+      boost::asio::post(io, [this] { OnGroupStopped(); });
+      return;
+    }
+    SignalAlive(signal_number);
+    stop_timer.expires_after(options.shutdown_timeout);
+    stop_timer.async_wait([this](const boost::system::error_code& error) {
+      if (error || AliveCount() == 0) return;
+      log->warn("{} worker(s) still running {} ms after {}; sending SIGKILL", AliveCount(),
+                options.shutdown_timeout.count(), SignalName(stop_signal));
+      SignalAlive(SIGKILL);
+      stop_timer.expires_after(options.kill_timeout);
+      stop_timer.async_wait([this](const boost::system::error_code& kill_error) {
+        if (kill_error || AliveCount() == 0) return;
+        for (auto& worker : workers) {
+          if (!worker.alive) continue;
+          log->error("worker pid {} has not exited {} ms after SIGKILL (stuck in the kernel?); "
+                     "abandoning it",
+                     worker.pid, options.kill_timeout.count());
+          worker.alive = false;
+          worker.stdout_pump->Finish();
+          worker.stderr_pump->Finish();
+        }
+        OnGroupStopped();
+      });
+    });
+  }
+
+  void OnGroupStopped() {
+    if (phase == Phase::kDone) return;
+    stop_timer.cancel();
+    switch (phase) {
+      case Phase::kRestarting:
+        ++attempt;
+        StartAttempt();
+        return;
+      case Phase::kGivingUp: {
+        failure_report = FormatFailureReport(options.program_label, failures,
+                                             policy.restarts_used(), policy.max_restarts());
+        Finish(ExitStatusOf(failures.front()));
+        return;
+      }
+      case Phase::kInterrupted:
+        Finish(128 + interrupt_signal);
+        return;
+      case Phase::kRunning:
+      case Phase::kDone:
+        return;
+    }
+  }
+
+  // Ends the run: cancels every watch, so io.run() returns once the output pumps have
+  // forwarded what the workers wrote.
+  void Finish(int status) {
+    phase = Phase::kDone;
+    exit_status = status;
+    boost::system::error_code ignored;
+    children.cancel(ignored);
+    stop_signals.cancel(ignored);
+    stop_timer.cancel();
+  }
+};
+
+WorkerGroupSupervisor::WorkerGroupSupervisor(boost::asio::io_context& io, SupervisorOptions options)
+    : impl_(std::make_unique<Impl>(io, std::move(options))) {}
+
+WorkerGroupSupervisor::~WorkerGroupSupervisor() = default;
+
+int WorkerGroupSupervisor::Run() {
+  impl_->WatchChildren();
+  impl_->WatchStopSignals();
+  impl_->StartAttempt();
+  impl_->io.run();
+  if (!impl_->failure_report.empty()) WriteAll(STDERR_FILENO, impl_->failure_report);
+  return impl_->exit_status;
+}
+
+}  // namespace ddprun

@@ -1,0 +1,38 @@
+# Warnings, sanitizers and ccache for every target of the project.
+#   DDPRUN_SANITIZER: "" (none), "address", "undefined", "thread" or "address,undefined".
+#   DDPRUN_WERROR:    turn warnings into errors (CI keeps the build warning-clean).
+
+set(DDPRUN_SANITIZER "" CACHE STRING "Sanitizer to build with: address, undefined, thread or empty")
+set_property(CACHE DDPRUN_SANITIZER PROPERTY STRINGS "" address undefined thread "address,undefined")
+option(DDPRUN_WERROR "Treat compiler warnings as errors" OFF)
+
+find_program(CCACHE_PROGRAM ccache)
+if(CCACHE_PROGRAM)
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
+  set(CMAKE_C_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
+endif()
+
+add_library(ddprun_compile_options INTERFACE)
+target_compile_options(ddprun_compile_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>)
+# GCC 12 reports false -Wrestrict positives inside std::string concatenation at -O2 (GCC bug
+# 105329); the warning is kept on every other compiler.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(ddprun_compile_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+endif()
+if(DDPRUN_WERROR)
+  target_compile_options(ddprun_compile_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
+
+if(DDPRUN_SANITIZER)
+  if(NOT DDPRUN_SANITIZER MATCHES "^(address|undefined|thread|address,undefined)$")
+    message(FATAL_ERROR "DDPRUN_SANITIZER must be address, undefined, thread or "
+                        "address,undefined, not '${DDPRUN_SANITIZER}'")
+  endif()
+  set(_ddprun_sanitize_flags -fsanitize=${DDPRUN_SANITIZER} -fno-omit-frame-pointer)
+  if(DDPRUN_SANITIZER MATCHES "undefined")
+    list(APPEND _ddprun_sanitize_flags -fno-sanitize-recover=undefined)
+  endif()
+  add_compile_options(${_ddprun_sanitize_flags})
+  add_link_options(-fsanitize=${DDPRUN_SANITIZER})
+endif()

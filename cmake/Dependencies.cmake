@@ -1,0 +1,17 @@
+# Every third-party dependency comes from a Debian package (see scripts in the root); nothing is
+# downloaded at build time.
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  set_target_properties(CLI11::CLI11 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CLI11_INCLUDE_DIR}")
+endif()
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
+  find_package(Catch2 2 CONFIG REQUIRED)
+endif()

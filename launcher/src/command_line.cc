@@ -1,0 +1,402 @@
+// ParseCommandLine; see command_line.h.
+#include "ddprun/launcher/command_line.h"
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "ddprun/agent/run_log_layout.h"
+#include "ddprun/launcher/program_resolution.h"
+#include "ddprun/version.h"
+
+namespace ddprun {
+namespace {
+
+constexpr int kMaxProcsPerNode = 1024;
+
+// What CLI11 fills in; turned into a LaunchConfig by Resolve().
+struct RawOptions {
+  std::string nproc_per_node = "1";
+  std::string nnodes = "1:1";
+  std::string rdzv_backend = "static";
+  std::string rdzv_endpoint;
+  std::string rdzv_conf;
+  std::string run_id;
+  bool standalone = false;
+  int max_restarts = 0;
+  double monitor_interval = 0.1;
+  std::string start_method = "spawn";
+  std::string role = "default";
+  bool module = false;
+  bool no_python = false;
+  std::string log_dir;
+  std::string redirects = "0";
+  std::string tee = "0";
+  std::string local_ranks_filter;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = -1;
+  double shutdown_timeout = 30;
+  bool version = false;
+};
+
+std::optional<int> ParseInt(const std::string& text) {
+  int value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes.
+int CountGpus() {
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string list = visible;
+    if (list.empty()) return 0;
+    int count = 1;
+    for (char c : list) count += c == ',' ? 1 : 0;
+    return count;
+  }
+  int count = 0;
+  if (DIR* dev = ::opendir("/dev")) {
+    while (dirent* entry = ::readdir(dev)) {
+      std::string name = entry->d_name;
+      if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+          ParseInt(name.substr(6)).has_value()) {
+        ++count;
+      }
+    }
+    ::closedir(dev);
+  }
+  return count;
+}
+
+int CountCpus() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return 1;
+}
+
+Result<int> ResolveNprocPerNode(const std::string& text) {
+  if (text == "cpu") return CountCpus();
+  if (text == "gpu") {
+    const int gpus = CountGpus();
+    if (gpus == 0) {
+      return InvalidArgumentError("--nproc_per_node=gpu but no GPU is visible; give a number");
+    }
+    return gpus;
+  }
+  if (text == "auto") {
+    const int gpus = CountGpus();
+    return gpus > 0 ? gpus : CountCpus();
+  }
+  auto value = ParseInt(text);
+  if (!value || *value < 1 || *value > kMaxProcsPerNode) {
+    return InvalidArgumentError("--nproc_per_node must be an integer from 1 to " +
+                                std::to_string(kMaxProcsPerNode) + ", auto, cpu or gpu, not '" +
+                                text + "'");
+  }
+  return *value;
+}
+
+Status ResolveNnodes(const std::string& text, LaunchConfig& config) {
+  const auto colon = text.find(':');
+  auto min_nodes = ParseInt(text.substr(0, colon));
+  auto max_nodes = colon == std::string::npos ? min_nodes : ParseInt(text.substr(colon + 1));
+  if (!min_nodes || !max_nodes || *min_nodes < 1 || *max_nodes < *min_nodes) {
+    return InvalidArgumentError("--nnodes must be N or MIN:MAX with 1 <= MIN <= MAX, not '" +
+                                text + "'");
+  }
+  config.min_nodes = *min_nodes;
+  config.max_nodes = *max_nodes;
+  return Status::Ok();
+}
+
+// "3", or a per-local-rank map "0:1,1:2" (torchrun's --redirects/--tee).
+Result<PerRankStreams> ParsePerRankStreams(const std::string& flag, const std::string& text) {
+  auto streams_of = [](const std::string& value) -> std::optional<StdStreams> {
+    auto number = ParseInt(value);
+    if (!number || *number < 0 || *number > 3) return std::nullopt;
+    return static_cast<StdStreams>(*number);
+  };
+  const std::string usage = flag + " must be 0 (none), 1 (stdout), 2 (stderr), 3 (both) or a map "
+                                   "like 0:1,1:2 from local rank to those, not '" + text + "'";
+  PerRankStreams result;
+  if (text.find(':') == std::string::npos) {
+    auto all = streams_of(text);
+    if (!all) return InvalidArgumentError(usage);
+    result.all = *all;
+    return result;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) return InvalidArgumentError(usage);
+    auto rank = ParseInt(item.substr(0, colon));
+    auto streams = streams_of(item.substr(colon + 1));
+    if (!rank || *rank < 0 || !streams) return InvalidArgumentError(usage);
+    result.by_local_rank[*rank] = *streams;
+    start = end + 1;
+  }
+  return result;
+}
+
+Result<std::set<int>> ParseRankList(const std::string& text, int nproc) {
+  std::set<int> ranks;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    auto rank = ParseInt(text.substr(start, end - start));
+    if (!rank || *rank < 0 || *rank >= nproc) {
+      return InvalidArgumentError("--local_ranks_filter must list local ranks from 0 to " +
+                                  std::to_string(nproc - 1) + " separated by commas, not '" +
+                                  text + "'");
+    }
+    ranks.insert(*rank);
+    start = end + 1;
+  }
+  return ranks;
+}
+
+std::string RandomRunId() {
+  // A uuid4-like id, as torchrun --standalone makes; not a secret.
+  unsigned char bytes[16];
+  arc4random_buf(bytes, sizeof(bytes));
+  bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);
+  bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) id.push_back('-');
+    id.push_back(hex[bytes[i] >> 4]);
+    id.push_back(hex[bytes[i] & 15]);
+  }
+  return id;
+}
+
+// Every flag, with torchrun's spellings and PET_* variable.
+void DefineOptions(CLI::App& app, RawOptions& raw) {
+  auto pet = [](const char* dest) { return std::string("PET_") + dest; };
+  app.add_option("--nproc_per_node,--nproc-per-node", raw.nproc_per_node,
+                 "Workers on this node: N, auto (GPUs, else CPUs), cpu or gpu")
+      ->envname(pet("NPROC_PER_NODE"))->capture_default_str();
+  app.add_option("--nnodes", raw.nnodes, "Nodes in the job: N or MIN:MAX")
+      ->envname(pet("NNODES"))->capture_default_str();
+  app.add_flag("--standalone", raw.standalone,
+               "Single node with an embedded rendezvous server on 127.0.0.1 and a random run id")
+      ->envname(pet("STANDALONE"));
+  app.add_option("--rdzv_backend,--rdzv-backend", raw.rdzv_backend,
+                 "Accepted for torchrun compatibility (static or c10d); ddprun has one rendezvous")
+      ->envname(pet("RDZV_BACKEND"))->capture_default_str();
+  app.add_option("--rdzv_endpoint,--rdzv-endpoint", raw.rdzv_endpoint,
+                 "HOST[:PORT] of the rendezvous server (multi-node)")
+      ->envname(pet("RDZV_ENDPOINT"));
+  app.add_option("--rdzv_conf,--rdzv-conf", raw.rdzv_conf, "Rendezvous settings, k1=v1,k2=v2")
+      ->envname(pet("RDZV_CONF"));
+  app.add_option("--rdzv_id,--rdzv-id,--run_id,--run-id", raw.run_id,
+                 "Job id: names the log directory and scopes the store (default: random with "
+                 "--standalone, else 'none')")
+      ->envname(pet("RDZV_ID"));
+  app.add_option("--max_restarts,--max-restarts", raw.max_restarts,
+                 "Worker-group failures to restart before giving up")
+      ->envname(pet("MAX_RESTARTS"))->capture_default_str();
+  app.add_option("--monitor_interval,--monitor-interval", raw.monitor_interval,
+                 "Accepted for torchrun compatibility; ddprun reacts to events and never polls")
+      ->envname(pet("MONITOR_INTERVAL"));
+  app.add_option("--start_method,--start-method", raw.start_method,
+                 "Accepted for torchrun compatibility (spawn, fork, forkserver); workers are "
+                 "always separate programs")
+      ->envname(pet("START_METHOD"))->check(CLI::IsMember({"spawn", "fork", "forkserver"}));
+  app.add_option("--role", raw.role, "Worker role name (ROLE_NAME)")
+      ->envname(pet("ROLE"))->capture_default_str();
+  app.add_flag("-m,--module", raw.module, "Run the program as a Python module (python -m)")
+      ->envname(pet("MODULE"));
+  app.add_flag("--no_python,--no-python", raw.no_python,
+               "Execute the program directly, even a .py file")
+      ->envname(pet("NO_PYTHON"));
+  app.add_option("--log_dir,--log-dir", raw.log_dir,
+                 "Directory for per-worker logs and error files "
+                 "(<log_dir>/<run_id>/attempt_<n>/<local_rank>/); default: a temporary one")
+      ->envname(pet("LOG_DIR"));
+  app.add_option("-r,--redirects", raw.redirects,
+                 "Send worker output to log files instead of the console: 0 none, 1 stdout, "
+                 "2 stderr, 3 both, or per local rank as 0:1,1:2")
+      ->envname(pet("REDIRECTS"))->capture_default_str();
+  app.add_option("-t,--tee", raw.tee,
+                 "Copy worker output to log files as well as the console (values as -r)")
+      ->envname(pet("TEE"))->capture_default_str();
+  app.add_option("--local_ranks_filter,--local-ranks-filter", raw.local_ranks_filter,
+                 "Show console output of these local ranks only, e.g. 0,3")
+      ->envname(pet("LOCAL_RANKS_FILTER"));
+  app.add_option("--node_rank,--node-rank", raw.node_rank, "This node's rank (static rendezvous)")
+      ->envname(pet("NODE_RANK"))->capture_default_str();
+  app.add_option("--master_addr,--master-addr", raw.master_addr,
+                 "MASTER_ADDR given to the workers")
+      ->envname(pet("MASTER_ADDR"))->capture_default_str();
+  app.add_option("--master_port,--master-port", raw.master_port,
+                 "MASTER_PORT given to the workers (default: a free port ddprun reserves)")
+      ->envname(pet("MASTER_PORT"));
+  app.add_option("--shutdown_timeout,--shutdown-timeout", raw.shutdown_timeout,
+                 "Seconds between SIGTERM and SIGKILL when stopping workers")
+      ->envname(pet("SHUTDOWN_TIMEOUT"))->capture_default_str();
+  app.add_flag("--version", raw.version, "Print the version and exit");
+}
+
+// The index of the program in args: the first argument that is not an option or an option's
+// value, or the one after "--". args.size() when there is none.
+size_t FindProgram(CLI::App& app, const std::vector<std::string>& args, bool& saw_double_dash) {
+  saw_double_dash = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      saw_double_dash = true;
+      return i + 1;
+    }
+    if (arg.size() < 2 || arg[0] != '-') return i;
+    if (arg.find('=') != std::string::npos) continue;  // --flag=value
+    const CLI::Option* option = app.get_option_no_throw(arg.substr(0, arg[1] == '-' ? arg.size() : 2));
+    if (option == nullptr) continue;  // unknown: CLI11 reports it
+    const bool takes_value = option->get_expected_min() > 0;
+    const bool attached = arg[1] != '-' && arg.size() > 2;  // -r3
+    if (takes_value && !attached) ++i;
+  }
+  return args.size();
+}
+
+Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::string>& program_args) {
+  LaunchConfig config;
+  auto nproc = ResolveNprocPerNode(raw.nproc_per_node);
+  if (!nproc.ok()) return nproc.status();
+  config.nproc_per_node = nproc.value();
+  if (Status s = ResolveNnodes(raw.nnodes, config); !s.ok()) return s;
+  config.standalone = raw.standalone;
+  if (raw.standalone) {
+    config.min_nodes = config.max_nodes = 1;
+  } else if (config.max_nodes > 1) {
+    return InvalidArgumentError("--nnodes=" + raw.nnodes +
+                                ": multi-node jobs are not supported by this version of ddprun "
+                                "yet; run one node (--standalone)");
+  }
+  if (raw.max_restarts < 0) {
+    return InvalidArgumentError("--max_restarts must be 0 or more, not " +
+                                std::to_string(raw.max_restarts));
+  }
+  config.max_restarts = raw.max_restarts;
+  if (raw.monitor_interval < 0 || std::isnan(raw.monitor_interval)) {
+    return InvalidArgumentError("--monitor_interval must be 0 or more");
+  }
+  if (raw.node_rank < 0 || raw.node_rank >= config.max_nodes) {
+    return InvalidArgumentError("--node_rank must be from 0 to " +
+                                std::to_string(config.max_nodes - 1) + ", not " +
+                                std::to_string(raw.node_rank));
+  }
+  config.node_rank = raw.node_rank;
+  if (raw.master_port != -1 && (raw.master_port < 1 || raw.master_port > 65535)) {
+    return InvalidArgumentError("--master_port must be from 1 to 65535, not " +
+                                std::to_string(raw.master_port));
+  }
+  if (raw.master_port != -1) config.master_port = raw.master_port;
+  if (raw.master_addr.empty()) return InvalidArgumentError("--master_addr must not be empty");
+  config.master_addr = raw.master_addr;
+  if (!(raw.shutdown_timeout >= 0) || raw.shutdown_timeout > 86400) {
+    return InvalidArgumentError("--shutdown_timeout must be from 0 to 86400 seconds");
+  }
+  config.shutdown_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(std::llround(raw.shutdown_timeout * 1000)));
+  if (raw.role.empty()) return InvalidArgumentError("--role must not be empty");
+  config.role = raw.role;
+
+  auto redirects = ParsePerRankStreams("--redirects", raw.redirects);
+  if (!redirects.ok()) return redirects.status();
+  config.redirects = redirects.value();
+  auto tee = ParsePerRankStreams("--tee", raw.tee);
+  if (!tee.ok()) return tee.status();
+  config.tee = tee.value();
+  if (!raw.local_ranks_filter.empty()) {
+    auto filter = ParseRankList(raw.local_ranks_filter, config.nproc_per_node);
+    if (!filter.ok()) return filter.status();
+    config.local_ranks_filter = filter.value();
+  }
+
+  if (!raw.run_id.empty()) {
+    if (raw.run_id.find('/') != std::string::npos || raw.run_id == "." || raw.run_id == "..") {
+      return InvalidArgumentError("--run_id must not contain '/' (it names a directory), not '" +
+                                  raw.run_id + "'");
+    }
+    config.run_id = raw.run_id;
+  } else {
+    config.run_id = raw.standalone ? RandomRunId() : "none";
+  }
+
+  if (program_args.empty()) {
+    return InvalidArgumentError("no program to run; usage: ddprun [OPTIONS] PROGRAM [ARGS...]");
+  }
+  if (raw.module && raw.no_python) {
+    return InvalidArgumentError("-m/--module and --no_python cannot be used together");
+  }
+  ProgramRequest request{program_args.front(), {program_args.begin() + 1, program_args.end()},
+                         raw.module, raw.no_python};
+  auto argv = ResolveWorkerCommand(request);
+  if (!argv.ok()) return argv.status();
+  config.worker_argv = std::move(argv).value();
+
+  if (!raw.log_dir.empty()) {
+    if (Status s = CreateDirectories(raw.log_dir); !s.ok()) {
+      return InvalidArgumentError("--log_dir: " + s.message());
+    }
+    config.log_dir = raw.log_dir;
+  }
+  return config;
+}
+
+}  // namespace
+
+ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
+  CLI::App app("ddprun [OPTIONS] PROGRAM [ARGS...]\n\nStart and supervise the workers of a data-parallel job on this node.\n"
+               "Options as torchrun spells them (--nproc_per_node or --nproc-per-node; each also "
+               "read from PET_<NAME>).\nEverything after PROGRAM is passed to it verbatim.",
+               "ddprun");
+  app.footer("A .py PROGRAM runs as `python3 -u PROGRAM` (PYTHON_EXEC overrides the "
+             "interpreter); anything else is executed.\nExit status: 0 when every worker "
+             "exited 0; the root-cause worker's exit code (128+N for signal N) otherwise; 2 for "
+             "usage errors.");
+  RawOptions raw;
+  DefineOptions(app, raw);
+
+  bool saw_double_dash = false;
+  const size_t program_index = FindProgram(app, args, saw_double_dash);
+  std::vector<std::string> own(args.begin(),
+                               args.begin() + static_cast<std::ptrdiff_t>(
+                                                  saw_double_dash ? program_index - 1 : program_index));
+  std::vector<std::string> program_args(args.begin() + static_cast<std::ptrdiff_t>(program_index),
+                                        args.end());
+  std::vector<std::string> reversed(own.rbegin(), own.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    return HelpRequest{app.help()};
+  } catch (const CLI::ExtrasError& e) {
+    const std::string what = e.what();  // "The following arguments were not expected: -x"
+    const size_t colon = what.find(": ");
+    return UsageError{"unrecognized option " +
+                      (colon == std::string::npos ? what : what.substr(colon + 2)) +
+                      " (see ddprun --help)"};
+  } catch (const CLI::ParseError& e) {
+    return UsageError{std::string(e.what()) + " (see ddprun --help)"};
+  }
+  if (raw.version) return VersionRequest{};
+  auto config = Resolve(raw, program_args);
+  if (!config.ok()) return UsageError{config.status().message()};
+  return std::move(config).value();
+}
+
+}  // namespace ddprun

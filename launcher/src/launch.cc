@@ -1,0 +1,192 @@
+// Launch and LauncherMain; see launch.h.
+#include "ddprun/launcher/launch.h"
+
+#include <signal.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <boost/asio/io_context.hpp>
+
+#include "ddprun/agent/worker_group_supervisor.h"
+#include "ddprun/launcher/command_line.h"
+#include "ddprun/launcher/port_reservation.h"
+#include "ddprun/logging.h"
+#include "ddprun/rendezvous/rendezvous_server.h"
+#include "ddprun/version.h"
+
+namespace ddprun {
+namespace {
+
+constexpr int kUsageExit = 2;
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+// 32 random bytes as hex: the token every store call must carry.
+Result<std::string> NewToken() {
+  unsigned char bytes[32];
+  if (::getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+    return ErrnoError("getrandom for the store token", errno);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token.push_back(hex[b >> 4]);
+    token.push_back(hex[b & 15]);
+  }
+  return token;
+}
+
+// A directory created for this run and removed when it ends.
+class TemporaryDirectory {
+ public:
+  static Result<TemporaryDirectory> Create() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddprun_XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return ErrnoError("creating a temporary log directory " + pattern, errno);
+    }
+    return TemporaryDirectory(pattern);
+  }
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  ~TemporaryDirectory() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TemporaryDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+std::string ProgramLabel(const LaunchConfig& config) {
+  std::string label;
+  for (const auto& arg : config.worker_argv) {
+    if (!label.empty()) label += ' ';
+    label += arg;
+    if (label.size() > 120) break;
+  }
+  return label;
+}
+
+}  // namespace
+
+int Launch(const LaunchConfig& config) {
+  auto log = GetLogger("launcher");
+  // A closed console must not kill the agent; output errors are ignored instead.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::optional<TemporaryDirectory> temporary_logs;
+  std::string log_dir;
+  if (config.log_dir) {
+    log_dir = *config.log_dir;
+  } else {
+    auto created = TemporaryDirectory::Create();
+    if (!created.ok()) {
+      std::fprintf(stderr, "ddprun: error: %s\n", created.status().message().c_str());
+      return 1;
+    }
+    temporary_logs.emplace(std::move(created).value());
+    log_dir = temporary_logs->path();
+    if (config.redirects.Any() || config.tee.Any()) {
+      std::fprintf(stderr,
+                   "ddprun: worker logs go to %s, removed at exit; pass --log_dir to keep them\n",
+                   log_dir.c_str());
+    }
+  }
+
+  auto token = NewToken();
+  if (!token.ok()) {
+    std::fprintf(stderr, "ddprun: error: %s\n", token.status().message().c_str());
+    return 1;
+  }
+  RendezvousServerOptions server_options;
+  server_options.bind_host = "127.0.0.1";
+  server_options.token = token.value();
+  auto server = RendezvousServer::Start(server_options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "ddprun: error: %s\n", server.status().message().c_str());
+    return 1;
+  }
+
+  std::optional<PortReservation> reserved_port;
+  int master_port = config.master_port.value_or(0);
+  if (!config.master_port) {
+    auto reservation = PortReservation::Reserve(config.master_addr);
+    if (!reservation.ok()) {
+      std::fprintf(stderr, "ddprun: error: %s\n", reservation.status().message().c_str());
+      return kUsageExit;
+    }
+    master_port = reservation->port();
+    reserved_port.emplace(std::move(reservation).value());
+  }
+
+  JobEnvironment job;
+  job.role = config.role;
+  job.run_id = config.run_id;
+  job.master_addr = config.master_addr;
+  job.master_port = master_port;
+  job.max_restarts = config.max_restarts;
+  job.store_address = server.value()->address();
+  job.store_token = token.value();
+
+  SupervisorOptions options;
+  options.nproc = config.nproc_per_node;
+  options.node_rank = config.node_rank;
+  options.num_nodes = config.max_nodes;
+  options.max_restarts = config.max_restarts;
+  options.worker_argv = config.worker_argv;
+  options.program_label = ProgramLabel(config);
+  options.redirects = config.redirects;
+  options.tee = config.tee;
+  options.local_ranks_filter = config.local_ranks_filter;
+  options.log_layout = RunLogLayout(log_dir, config.run_id);
+  options.shutdown_timeout = config.shutdown_timeout;
+  options.host = HostName();
+  const EnvironmentMap inherited = CurrentEnvironment();
+  options.environment = [&inherited, job](const WorkerPlacement& placement, int attempt,
+                                          const std::string& error_file) {
+    JobEnvironment attempt_job = job;
+    attempt_job.restart_count = attempt;
+    attempt_job.round = attempt;
+    return BuildWorkerEnvironment(inherited, attempt_job, placement, error_file);
+  };
+  log->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
+            config.nproc_per_node, job.store_address, master_port);
+
+  boost::asio::io_context io;
+  WorkerGroupSupervisor supervisor(io, std::move(options));
+  return supervisor.Run();
+}
+
+int LauncherMain(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  ParsedCommandLine parsed = ParseCommandLine(args);
+  if (auto* help = std::get_if<HelpRequest>(&parsed)) {
+    std::cout << help->text;
+    return 0;
+  }
+  if (std::holds_alternative<VersionRequest>(parsed)) {
+    std::cout << "ddprun " << DDPRUN_VERSION << "\n";
+    return 0;
+  }
+  if (auto* error = std::get_if<UsageError>(&parsed)) {
+    std::fprintf(stderr, "ddprun: error: %s\n", error->message.c_str());
+    return kUsageExit;
+  }
+  return Launch(std::get<LaunchConfig>(parsed));
+}
+
+}  // namespace ddprun

@@ -1,0 +1,87 @@
+// ResolveWorkerCommand; see program_resolution.h.
+#include "ddprun/launcher/program_resolution.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace ddprun {
+namespace {
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status CheckExecutableFile(const std::string& path, const std::string& shown_as) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return InvalidArgumentError("program '" + shown_as + "' does not exist");
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return InvalidArgumentError("program '" + shown_as + "' is a directory, not a program");
+  }
+  if (::access(path.c_str(), X_OK) != 0) {
+    return InvalidArgumentError("program '" + shown_as +
+                                "' is not executable; chmod +x it or name its interpreter");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> FindExecutable(const std::string& name) {
+  if (name.empty()) return InvalidArgumentError("empty program name");
+  if (name.find('/') != std::string::npos) {
+    if (Status s = CheckExecutableFile(name, name); !s.ok()) return s;
+    return name;
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + name;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return InvalidArgumentError("program '" + name +
+                              "' was not found on PATH; give its path (for example ./" + name +
+                              ")");
+}
+
+Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& request) {
+  std::vector<std::string> argv;
+  const bool python = !request.no_python && (request.module || EndsWith(request.program, ".py"));
+  if (python) {
+    const char* python_exec = std::getenv("PYTHON_EXEC");
+    auto interpreter = FindExecutable(python_exec && *python_exec ? python_exec : "python3");
+    if (!interpreter.ok()) {
+      return InvalidArgumentError("no Python interpreter to run '" + request.program + "': " +
+                                  interpreter.status().message() + " (set PYTHON_EXEC)");
+    }
+    argv = {interpreter.value(), "-u"};
+    if (request.module) {
+      argv.push_back("-m");
+    } else if (::access(request.program.c_str(), R_OK) != 0) {
+      return InvalidArgumentError("script '" + request.program + "' does not exist or cannot be read");
+    }
+    argv.push_back(request.program);
+  } else {
+    auto executable = FindExecutable(request.program);
+    if (!executable.ok()) return executable.status();
+    argv.push_back(executable.value());
+  }
+  argv.insert(argv.end(), request.args.begin(), request.args.end());
+  return argv;
+}
+
+}  // namespace ddprun

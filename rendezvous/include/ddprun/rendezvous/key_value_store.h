@@ -1,0 +1,102 @@
+// KeyValueStore: the job-scoped key-value store behind the rendezvous service (set, get, wait,
+// add, compare_set, delete), as a plain thread-safe class that knows nothing of gRPC.
+//
+// Keys live in a StoreScope (job id and round). Sizes are limited (KeyValueLimits); going over a
+// limit is an error value, never a crash. Waits are asynchronous: WaitAsync registers a callback
+// that runs the moment the last awaited key is set; the caller owns the deadline and cancels with
+// CancelWait. Every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ddprun/status.h"
+
+namespace ddprun {
+
+struct StoreScopeKey {
+  std::string job_id;
+  int64_t round = 0;
+  auto operator<=>(const StoreScopeKey&) const = default;
+};
+
+struct KeyValueLimits {
+  size_t max_key_bytes = 1024;              // per key
+  size_t max_value_bytes = 1 << 20;         // per value (1 MiB)
+  size_t max_job_bytes = 64u << 20;         // keys + values of one job, all rounds (64 MiB)
+  size_t max_keys_per_wait = 1024;          // keys named by one wait
+};
+
+struct CompareSetOutcome {
+  std::string value;  // what the key holds afterwards ("" when still absent)
+  bool swapped = false;
+};
+
+class KeyValueStore {
+ public:
+  using WaiterId = uint64_t;
+
+  explicit KeyValueStore(KeyValueLimits limits = {}) : limits_(limits) {}
+  KeyValueStore(const KeyValueStore&) = delete;
+  KeyValueStore& operator=(const KeyValueStore&) = delete;
+
+  // Stores value under key, replacing any previous value, and releases waiters on it.
+  // INVALID_ARGUMENT for an empty or oversized key; RESOURCE_EXHAUSTED over a size limit.
+  Status Set(const StoreScopeKey& scope, const std::string& key, std::string value);
+
+  // The value under key; NOT_FOUND when absent.
+  Result<std::string> Get(const StoreScopeKey& scope, const std::string& key) const;
+
+  // Adds delta to the decimal integer under key (absent is 0) and returns the sum.
+  // INVALID_ARGUMENT when the stored value is not a decimal integer or the sum overflows.
+  Result<int64_t> Add(const StoreScopeKey& scope, const std::string& key, int64_t delta);
+
+  // PyTorch's compare_set: sets desired when the value equals expected, or when the key is absent
+  // and expected is empty.
+  Result<CompareSetOutcome> CompareSet(const StoreScopeKey& scope, const std::string& key,
+                                       const std::string& expected, std::string desired);
+
+  // Removes key; returns whether it existed.
+  bool Delete(const StoreScopeKey& scope, const std::string& key);
+
+  // Calls on_ready once every key in `keys` has been set (at once, on this thread, if they all
+  // exist already; else on the thread of the Set that completes them, after the store's lock is
+  // released). Returns an id for CancelWait. INVALID_ARGUMENT for no keys or too many.
+  Result<WaiterId> WaitAsync(const StoreScopeKey& scope, const std::vector<std::string>& keys,
+                             std::function<void()> on_ready);
+
+  // Removes a waiter. True when it was still pending: on_ready has not run and never will.
+  // False when on_ready has run or is about to, or the id is unknown.
+  bool CancelWait(WaiterId id);
+
+  // Number of pending waiters (for tests and status).
+  size_t pending_waiters() const;
+
+ private:
+  struct Waiter {
+    StoreScopeKey scope;
+    std::set<std::string> missing_keys;
+    std::function<void()> on_ready;
+  };
+  using EntryKey = std::pair<StoreScopeKey, std::string>;
+
+  Status CheckKey(const std::string& key) const;
+  // Stores value and collects the callbacks of waiters it completes. Requires mu_ held.
+  Status StoreLocked(const StoreScopeKey& scope, const std::string& key, std::string value,
+                     std::vector<std::function<void()>>& ready);
+
+  const KeyValueLimits limits_;
+  mutable std::mutex mu_;
+  std::map<EntryKey, std::string> entries_;                // guarded by mu_
+  std::map<std::string, size_t> job_bytes_;                // guarded by mu_
+  std::map<WaiterId, Waiter> waiters_;                     // guarded by mu_
+  std::map<EntryKey, std::set<WaiterId>> waiters_by_key_;  // guarded by mu_
+  WaiterId next_waiter_id_ = 1;                            // guarded by mu_
+};
+
+}  // namespace ddprun

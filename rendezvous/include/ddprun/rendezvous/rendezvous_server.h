@@ -1,0 +1,52 @@
+// RendezvousServer: runs the rendezvous gRPC service (today: the job key-value store) on a bound
+// address. Used embedded by `ddprun` and, later, by the `ddprund` daemon.
+//
+// Start binds the port before returning and keeps it bound for the server's lifetime, so port 0
+// yields a port that nobody else can take. Serving happens on gRPC's own threads; the object may
+// be used and destroyed from any one thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "ddprun/rendezvous/key_value_store.h"
+#include "ddprun/status.h"
+
+namespace ddprun {
+
+struct RendezvousServerOptions {
+  std::string bind_host = "127.0.0.1";  // an address of this host; "0.0.0.0" for every interface
+  int port = 0;                         // 0: a free port chosen by the kernel
+  std::string token;                    // required on every call when not empty
+  KeyValueLimits limits;
+};
+
+class RendezvousServer {
+ public:
+  // Binds and starts serving. UNAVAILABLE when the address cannot be bound.
+  static Result<std::unique_ptr<RendezvousServer>> Start(const RendezvousServerOptions& options);
+
+  ~RendezvousServer();  // Shutdown(), then frees everything.
+  RendezvousServer(const RendezvousServer&) = delete;
+  RendezvousServer& operator=(const RendezvousServer&) = delete;
+
+  int port() const { return port_; }
+  // "host:port", as clients dial it.
+  std::string address() const;
+  KeyValueStore& store() { return *store_; }
+
+  // Stops accepting calls, fails pending ones, and waits at most `grace` for handlers to finish.
+  void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(500));
+
+ private:
+  struct Impl;
+  RendezvousServer() = default;
+
+  std::unique_ptr<KeyValueStore> store_;
+  std::unique_ptr<Impl> impl_;
+  std::string host_;
+  int port_ = 0;
+};
+
+}  // namespace ddprun

@@ -1,0 +1,187 @@
+// KeyValueStore; see key_value_store.h.
+#include "ddprun/rendezvous/key_value_store.h"
+
+#include <charconv>
+#include <limits>
+
+namespace ddprun {
+namespace {
+
+void RunAll(std::vector<std::function<void()>>& callbacks) {
+  for (auto& callback : callbacks) callback();
+}
+
+}  // namespace
+
+Status KeyValueStore::CheckKey(const std::string& key) const {
+  if (key.empty()) return InvalidArgumentError("store key must not be empty");
+  if (key.size() > limits_.max_key_bytes) {
+    return InvalidArgumentError("store key of " + std::to_string(key.size()) +
+                                " bytes is over the limit of " +
+                                std::to_string(limits_.max_key_bytes));
+  }
+  return Status::Ok();
+}
+
+Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string& key,
+                                  std::string value, std::vector<std::function<void()>>& ready) {
+  if (value.size() > limits_.max_value_bytes) {
+    return ResourceExhaustedError("store value of " + std::to_string(value.size()) +
+                                  " bytes for key '" + key + "' is over the limit of " +
+                                  std::to_string(limits_.max_value_bytes));
+  }
+  EntryKey entry_key{scope, key};
+  auto existing = entries_.find(entry_key);
+  const size_t old_bytes = existing == entries_.end() ? 0 : key.size() + existing->second.size();
+  const size_t new_bytes = key.size() + value.size();
+  size_t& job_total = job_bytes_[scope.job_id];
+  if (job_total - old_bytes + new_bytes > limits_.max_job_bytes) {
+    return ResourceExhaustedError("job '" + scope.job_id + "' would hold more than " +
+                                  std::to_string(limits_.max_job_bytes) +
+                                  " bytes in the store; delete keys it no longer needs");
+  }
+  job_total = job_total - old_bytes + new_bytes;
+  entries_[entry_key] = std::move(value);
+
+  auto watched = waiters_by_key_.find(entry_key);
+  if (watched == waiters_by_key_.end()) return Status::Ok();
+  for (WaiterId id : watched->second) {
+    auto waiter = waiters_.find(id);
+    waiter->second.missing_keys.erase(key);
+    if (waiter->second.missing_keys.empty()) {
+      ready.push_back(std::move(waiter->second.on_ready));
+      waiters_.erase(waiter);
+    }
+  }
+  waiters_by_key_.erase(watched);
+  return Status::Ok();
+}
+
+Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, std::string value) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  std::vector<std::function<void()>> ready;
+  Status status;
+  {
+    std::lock_guard lock(mu_);
+    status = StoreLocked(scope, key, std::move(value), ready);
+  }
+  RunAll(ready);
+  return status;
+}
+
+Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find({scope, key});
+  if (it == entries_.end()) return NotFoundError("store key '" + key + "' is not set");
+  return it->second;
+}
+
+Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string& key,
+                                   int64_t delta) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  std::vector<std::function<void()>> ready;
+  int64_t sum = 0;
+  {
+    std::lock_guard lock(mu_);
+    int64_t current = 0;
+    if (auto it = entries_.find({scope, key}); it != entries_.end()) {
+      const std::string& text = it->second;
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), current);
+      if (error != std::errc() || end != text.data() + text.size()) {
+        return InvalidArgumentError("store key '" + key +
+                                    "' holds a value that is not an integer; add needs one");
+      }
+    }
+    if (__builtin_add_overflow(current, delta, &sum)) {
+      return InvalidArgumentError("adding " + std::to_string(delta) + " to store key '" + key +
+                                  "' overflows a 64-bit integer");
+    }
+    if (Status s = StoreLocked(scope, key, std::to_string(sum), ready); !s.ok()) return s;
+  }
+  RunAll(ready);
+  return sum;
+}
+
+Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
+                                                    const std::string& key,
+                                                    const std::string& expected,
+                                                    std::string desired) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  std::vector<std::function<void()>> ready;
+  CompareSetOutcome outcome;
+  {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find({scope, key});
+    const bool matches = it == entries_.end() ? expected.empty() : it->second == expected;
+    if (!matches) {
+      outcome.value = it == entries_.end() ? std::string() : it->second;
+      return outcome;
+    }
+    outcome.value = desired;
+    outcome.swapped = true;
+    if (Status s = StoreLocked(scope, key, std::move(desired), ready); !s.ok()) return s;
+  }
+  RunAll(ready);
+  return outcome;
+}
+
+bool KeyValueStore::Delete(const StoreScopeKey& scope, const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find({scope, key});
+  if (it == entries_.end()) return false;
+  job_bytes_[scope.job_id] -= key.size() + it->second.size();
+  entries_.erase(it);
+  return true;
+}
+
+Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& scope,
+                                                         const std::vector<std::string>& keys,
+                                                         std::function<void()> on_ready) {
+  if (keys.empty()) return InvalidArgumentError("wait needs at least one key");
+  if (keys.size() > limits_.max_keys_per_wait) {
+    return InvalidArgumentError("wait names " + std::to_string(keys.size()) +
+                                " keys; the limit is " +
+                                std::to_string(limits_.max_keys_per_wait));
+  }
+  for (const auto& key : keys) {
+    if (Status s = CheckKey(key); !s.ok()) return s;
+  }
+  WaiterId id;
+  {
+    std::lock_guard lock(mu_);
+    id = next_waiter_id_++;
+    Waiter waiter{scope, {}, std::move(on_ready)};
+    for (const auto& key : keys) {
+      if (!entries_.contains({scope, key})) waiter.missing_keys.insert(key);
+    }
+    if (!waiter.missing_keys.empty()) {
+      for (const auto& key : waiter.missing_keys) waiters_by_key_[{scope, key}].insert(id);
+      waiters_.emplace(id, std::move(waiter));
+      return id;
+    }
+    on_ready = std::move(waiter.on_ready);
+  }
+  on_ready();
+  return id;
+}
+
+bool KeyValueStore::CancelWait(WaiterId id) {
+  std::lock_guard lock(mu_);
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return false;
+  for (const auto& key : it->second.missing_keys) {
+    auto watched = waiters_by_key_.find({it->second.scope, key});
+    if (watched == waiters_by_key_.end()) continue;
+    watched->second.erase(id);
+    if (watched->second.empty()) waiters_by_key_.erase(watched);
+  }
+  waiters_.erase(it);
+  return true;
+}
+
+size_t KeyValueStore::pending_waiters() const {
+  std::lock_guard lock(mu_);
+  return waiters_.size();
+}
+
+}  // namespace ddprun

@@ -1,0 +1,188 @@
+// RendezvousService; see rendezvous_service.h.
+#include "rendezvous_service.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "ddprun/logging.h"
+#include "grpc_status.h"
+
+namespace ddprun {
+namespace {
+
+constexpr char kTokenMetadataKey[] = "x-ddprun-token";
+constexpr int64_t kMaxWaitMs = 24LL * 3600 * 1000;
+
+// Compares in time independent of where the strings differ, so the token cannot be guessed byte
+// by byte from response times.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (size_t i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+StoreScopeKey ScopeOf(const v1::StoreScope& scope) { return {scope.job_id(), scope.round()}; }
+
+grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+}  // namespace
+
+// A pending Wait. Exactly one of three things finishes it: the store's ready callback, the
+// deadline timer, or the client's cancellation. KeyValueStore::CancelWait arbitrates: the timer
+// and the cancellation may call Finish only after they removed the waiter themselves.
+// The timer is touched only on the timer thread (asio timers are not thread-safe).
+class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
+ public:
+  WaitReactor(KeyValueStore& store, boost::asio::io_context& timers)
+      : store_(store), state_(std::make_shared<State>(timers)) {}
+
+  void Start(const v1::WaitRequest& request) {
+    if (request.timeout_ms() <= 0 || request.timeout_ms() > kMaxWaitMs) {
+      Finish({grpc::StatusCode::INVALID_ARGUMENT,
+              "wait timeout_ms must be in (0, " + std::to_string(kMaxWaitMs) + "], not " +
+                  std::to_string(request.timeout_ms())});
+      return;
+    }
+    std::vector<std::string> keys(request.keys().begin(), request.keys().end());
+    auto state = state_;
+    KeyValueStore& store = store_;
+    auto waiter = store.WaitAsync(ScopeOf(request.scope()), keys, [this, state] {
+      state->done = true;
+      boost::asio::post(state->timer.get_executor(), [state] { state->timer.cancel(); });
+      Finish(grpc::Status::OK);
+    });
+    if (!waiter.ok()) {
+      Finish(ToGrpcStatus(waiter.status()));
+      return;
+    }
+    // From here on the ready callback may have finished (and deleted) this reactor: use only
+    // copies of what is needed.
+    state->waiter_id = waiter.value();
+    auto timeout = std::chrono::milliseconds(request.timeout_ms());
+    std::string description = "wait for " + std::to_string(keys.size()) +
+                              " key(s) timed out after " + std::to_string(timeout.count()) + " ms";
+    boost::asio::post(state->timer.get_executor(), [this, state, timeout, description,
+                                                    &store] {
+      if (state->done) return;
+      state->timer.expires_after(timeout);
+      state->timer.async_wait([this, state, description, &store](const boost::system::error_code& error) {
+        if (error) return;  // cancelled: the wait completed
+        if (store.CancelWait(state->waiter_id)) {
+          Finish({grpc::StatusCode::DEADLINE_EXCEEDED, description});
+        }
+      });
+    });
+  }
+
+  void OnCancel() override {
+    const auto id = state_->waiter_id.load();
+    if (id != 0 && store_.CancelWait(id)) {
+      state_->done = true;
+      boost::asio::post(state_->timer.get_executor(), [state = state_] { state->timer.cancel(); });
+      Finish({grpc::StatusCode::CANCELLED, "wait cancelled by the client"});
+    }
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  struct State {
+    explicit State(boost::asio::io_context& timers) : timer(timers) {}
+    boost::asio::steady_timer timer;
+    std::atomic<KeyValueStore::WaiterId> waiter_id{0};
+    std::atomic<bool> done{false};
+  };
+
+  KeyValueStore& store_;
+  std::shared_ptr<State> state_;
+};
+
+RendezvousService::RendezvousService(KeyValueStore& store, std::string token)
+    : store_(store),
+      token_(std::move(token)),
+      timers_work_(boost::asio::make_work_guard(timers_)),
+      timer_thread_([this] { timers_.run(); }) {}
+
+RendezvousService::~RendezvousService() {
+  timers_work_.reset();
+  timers_.stop();
+  timer_thread_.join();
+}
+
+grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* context) const {
+  if (token_.empty()) return grpc::Status::OK;
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kTokenMetadataKey);
+  if (it != metadata.end() &&
+      ConstantTimeEquals(std::string_view(it->second.data(), it->second.size()), token_)) {
+    return grpc::Status::OK;
+  }
+  GetLogger("rendezvous")->warn("refused a call from {}: {} token", context->peer(),
+                                it == metadata.end() ? "missing" : "wrong");
+  return {grpc::StatusCode::UNAUTHENTICATED,
+          "the rendezvous server requires its token (DDPRUN_TOKEN); this call had a " +
+              std::string(it == metadata.end() ? "missing" : "wrong") + " one"};
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* context,
+                                                 const v1::SetRequest* request,
+                                                 v1::SetResponse*) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  return Finish(context, ToGrpcStatus(store_.Set(ScopeOf(request->scope()), request->key(),
+                                                 request->value())));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Get(grpc::CallbackServerContext* context,
+                                                 const v1::GetRequest* request,
+                                                 v1::GetResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto value = store_.Get(ScopeOf(request->scope()), request->key());
+  if (value.ok()) response->set_value(std::move(value).value());
+  return Finish(context, ToGrpcStatus(value.status()));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* context,
+                                                  const v1::WaitRequest* request,
+                                                  v1::WaitResponse*) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto* reactor = new WaitReactor(store_, timers_);
+  reactor->Start(*request);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Add(grpc::CallbackServerContext* context,
+                                                 const v1::AddRequest* request,
+                                                 v1::AddResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto sum = store_.Add(ScopeOf(request->scope()), request->key(), request->delta());
+  if (sum.ok()) response->set_value(sum.value());
+  return Finish(context, ToGrpcStatus(sum.status()));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::CompareSet(grpc::CallbackServerContext* context,
+                                                        const v1::CompareSetRequest* request,
+                                                        v1::CompareSetResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto outcome = store_.CompareSet(ScopeOf(request->scope()), request->key(), request->expected(),
+                                   request->desired());
+  if (outcome.ok()) {
+    response->set_value(outcome->value);
+    response->set_swapped(outcome->swapped);
+  }
+  return Finish(context, ToGrpcStatus(outcome.status()));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Delete(grpc::CallbackServerContext* context,
+                                                    const v1::DeleteRequest* request,
+                                                    v1::DeleteResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  response->set_deleted(store_.Delete(ScopeOf(request->scope()), request->key()));
+  return Finish(context, grpc::Status::OK);
+}
+
+}  // namespace ddprun

@@ -1,0 +1,166 @@
+// StoreClient; see store_client.h.
+#include "ddprun/rendezvous/store_client.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include <grpcpp/grpcpp.h>
+
+#include "ddprun/v1/rendezvous.grpc.pb.h"
+#include "grpc_status.h"
+
+namespace ddprun {
+
+struct StoreClient::Impl {
+  std::unique_ptr<v1::Rendezvous::Stub> stub;
+};
+
+namespace {
+
+constexpr char kTokenMetadataKey[] = "x-ddprun-token";
+
+// Prefixes a failed call's message with what was being done, and where.
+Status Describe(const grpc::Status& status, const std::string& what, const std::string& address) {
+  if (status.ok()) return Status::Ok();
+  Status converted = FromGrpcStatus(status);
+  std::string message = what + " at the rendezvous store " + address + " failed: " +
+                        converted.message();
+  return {converted.code(), message};
+}
+
+Result<std::string> RequireEnv(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') {
+    return InvalidArgumentError(std::string(name) +
+                                " is not set; run this program under ddprun, or set it");
+  }
+  return std::string(value);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StoreClient>> StoreClient::FromEnvironment() {
+  StoreClientOptions options;
+  auto address = RequireEnv("DDPRUN_STORE_ADDR");
+  if (!address.ok()) return address.status();
+  auto job = RequireEnv("DDPRUN_JOB_ID");
+  if (!job.ok()) return job.status();
+  auto round = RequireEnv("DDPRUN_ROUND");
+  if (!round.ok()) return round.status();
+  const std::string& text = round.value();
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), options.round);
+  if (error != std::errc() || end != text.data() + text.size() || options.round < 0) {
+    return InvalidArgumentError("DDPRUN_ROUND must be a non-negative integer, not '" + text + "'");
+  }
+  options.address = std::move(address).value();
+  options.job_id = std::move(job).value();
+  if (const char* token = std::getenv("DDPRUN_TOKEN")) options.token = token;
+  return Connect(options);
+}
+
+std::unique_ptr<StoreClient> StoreClient::Connect(const StoreClientOptions& options) {
+  return std::unique_ptr<StoreClient>(new StoreClient(options));
+}
+
+StoreClient::StoreClient(StoreClientOptions options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(),
+                                           arguments);
+  impl_->stub = v1::Rendezvous::NewStub(channel);
+}
+
+StoreClient::~StoreClient() = default;
+
+namespace {
+
+// A context with the token and a deadline.
+std::unique_ptr<grpc::ClientContext> MakeContext(const StoreClientOptions& options,
+                                                 std::chrono::milliseconds timeout) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + timeout);
+  if (!options.token.empty()) context->AddMetadata(kTokenMetadataKey, options.token);
+  return context;
+}
+
+template <typename Request>
+Request Scoped(const StoreClientOptions& options) {
+  Request request;
+  request.mutable_scope()->set_job_id(options.job_id);
+  request.mutable_scope()->set_round(options.round);
+  return request;
+}
+
+}  // namespace
+
+Status StoreClient::Set(const std::string& key, const std::string& value) {
+  auto request = Scoped<v1::SetRequest>(options_);
+  request.set_key(key);
+  request.set_value(value);
+  v1::SetResponse response;
+  auto context = MakeContext(options_, options_.rpc_timeout);
+  return Describe(impl_->stub->Set(context.get(), request, &response), "set '" + key + "'",
+                  options_.address);
+}
+
+Result<std::string> StoreClient::Get(const std::string& key) {
+  auto request = Scoped<v1::GetRequest>(options_);
+  request.set_key(key);
+  v1::GetResponse response;
+  auto context = MakeContext(options_, options_.rpc_timeout);
+  Status status = Describe(impl_->stub->Get(context.get(), request, &response),
+                           "get '" + key + "'", options_.address);
+  if (!status.ok()) return status;
+  return std::move(*response.mutable_value());
+}
+
+Status StoreClient::Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  auto request = Scoped<v1::WaitRequest>(options_);
+  for (const auto& key : keys) request.add_keys(key);
+  request.set_timeout_ms(timeout.count());
+  v1::WaitResponse response;
+  auto context = MakeContext(options_, timeout + options_.rpc_timeout);
+  return Describe(impl_->stub->Wait(context.get(), request, &response),
+                  "wait for " + std::to_string(keys.size()) + " key(s)", options_.address);
+}
+
+Result<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
+  auto request = Scoped<v1::AddRequest>(options_);
+  request.set_key(key);
+  request.set_delta(delta);
+  v1::AddResponse response;
+  auto context = MakeContext(options_, options_.rpc_timeout);
+  Status status = Describe(impl_->stub->Add(context.get(), request, &response),
+                           "add to '" + key + "'", options_.address);
+  if (!status.ok()) return status;
+  return response.value();
+}
+
+Result<StoreCompareSetOutcome> StoreClient::CompareSet(const std::string& key,
+                                                       const std::string& expected,
+                                                       const std::string& desired) {
+  auto request = Scoped<v1::CompareSetRequest>(options_);
+  request.set_key(key);
+  request.set_expected(expected);
+  request.set_desired(desired);
+  v1::CompareSetResponse response;
+  auto context = MakeContext(options_, options_.rpc_timeout);
+  Status status = Describe(impl_->stub->CompareSet(context.get(), request, &response),
+                           "compare_set '" + key + "'", options_.address);
+  if (!status.ok()) return status;
+  return StoreCompareSetOutcome{std::move(*response.mutable_value()), response.swapped()};
+}
+
+Result<bool> StoreClient::Delete(const std::string& key) {
+  auto request = Scoped<v1::DeleteRequest>(options_);
+  request.set_key(key);
+  v1::DeleteResponse response;
+  auto context = MakeContext(options_, options_.rpc_timeout);
+  Status status = Describe(impl_->stub->Delete(context.get(), request, &response),
+                           "delete '" + key + "'", options_.address);
+  if (!status.ok()) return status;
+  return response.deleted();
+}
+
+}  // namespace ddprun

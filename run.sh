@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The one entry point for building and running ddprun on a Debian 12 machine.
+#
+#   ./run.sh demo     install what is missing, build, run a 4-worker job under ddprun --standalone
+#   ./run.sh test     install what is missing, build, run the whole test suite
+#                     (plus a second build and run under AddressSanitizer + UBSan)
+#   ./run.sh deps     only install the Debian packages the build needs (idempotent)
+#   ./run.sh build    deps + build into ./build
+#
+# Environment: BUILD_DIR (default build), DDPRUN_SKIP_SANITIZERS=1 skips the sanitizer pass.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(build-essential cmake ninja-build pkg-config ccache
+          libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+          libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev)
+BUILD_DIR=${BUILD_DIR:-build}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+deps() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$package")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then return; fi
+  echo "run.sh: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+}
+
+# build DIR [extra cmake arguments...]
+build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+}
+
+run_tests() {
+  local dir=$1
+  ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" --timeout 300
+}
+
+case "${1:-}" in
+  deps)
+    deps
+    ;;
+  build)
+    deps
+    build "$BUILD_DIR"
+    ;;
+  demo)
+    deps
+    build "$BUILD_DIR"
+    echo "run.sh: ddprun --standalone --nproc_per_node=4 $BUILD_DIR/examples/hello_store"
+    "$BUILD_DIR/launcher/ddprun" --standalone --nproc_per_node=4 "$BUILD_DIR/examples/hello_store"
+    ;;
+  test)
+    deps
+    build "$BUILD_DIR"
+    run_tests "$BUILD_DIR"
+    if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
+      echo "run.sh: the suite again under AddressSanitizer and UndefinedBehaviorSanitizer"
+      build "$BUILD_DIR-asan" -DDDPRUN_SANITIZER=address,undefined -DDDPRUN_WITH_CUDA=OFF
+      run_tests "$BUILD_DIR-asan"
+    fi
+    ;;
+  *)
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

@@ -1,0 +1,33 @@
+// When ddprun gives up: the root cause, the other failures, and the exit status.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+
+#include "integration/launcher/launcher_test_support.h"
+
+using namespace ddprun::testing;
+
+TEST_CASE("a worker killed by a signal is reported with the signal's name; ddprun exits 128+N") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "kill-self", "1",
+                            std::to_string(SIGSEGV)}));
+  CHECK(result.code() == 128 + SIGSEGV);
+  CHECK(Count(result.err, "Root cause (first observed failure):") == 1);
+  CHECK(Count(result.err, "rank       : 1 (local_rank 1)") == 1);
+  CHECK(Count(result.err, "exit       : signal SIGSEGV (11)") == 1);
+  CHECK(Count(result.err, " FAILED") == 1);
+}
+
+TEST_CASE("the root cause's exit code becomes ddprun's, and its error file is shown") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "error-file", "2"}));
+  CHECK(result.code() == 1);
+  CHECK(Count(result.err, "rank       : 2 (local_rank 2)") == 1);
+  CHECK(Count(result.err, "ValueError: the loss is NaN") == 1);
+  CHECK(Count(result.err, "attempt_0/2/error.json") == 1);
+}
+
+TEST_CASE("ddprun exits 0 only when every worker did") {
+  CHECK(Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "0", "0"})).code() == 0);
+  auto one_failed = Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "2", "5"}));
+  CHECK(one_failed.code() == 5);
+  CHECK(Count(one_failed.err, "exit       : exit code 5") == 1);
+}

@@ -1,0 +1,51 @@
+// Helpers shared by the launcher's integration tests: the paths of the binaries under test and
+// parsing of ddprun's prefixed output.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/child_process.h"
+
+namespace ddprun::testing {
+
+inline const std::string kDdprun = DDPRUN_BINARY;
+inline const std::string kTestWorker = TEST_WORKER_BINARY;
+inline const std::string kHelloStore = HELLO_STORE_BINARY;
+
+// {ddprun, args...}
+inline std::vector<std::string> Ddprun(std::vector<std::string> args) {
+  args.insert(args.begin(), kDdprun);
+  return args;
+}
+
+// The lines ddprun printed for global rank `rank`, without the "[rankN]: " prefix.
+inline std::vector<std::string> RankLines(const std::string& output, int rank) {
+  const std::string prefix = "[rank" + std::to_string(rank) + "]: ";
+  std::vector<std::string> lines;
+  for (const auto& line : Lines(output)) {
+    if (line.rfind(prefix, 0) == 0) lines.push_back(line.substr(prefix.size()));
+  }
+  return lines;
+}
+
+// "KEY=VALUE" lines of one rank as a map.
+inline std::map<std::string, std::string> RankVariables(const std::string& output, int rank) {
+  std::map<std::string, std::string> variables;
+  for (const auto& line : RankLines(output, rank)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) variables[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return variables;
+}
+
+inline size_t Count(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace ddprun::testing

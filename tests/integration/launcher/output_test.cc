@@ -1,0 +1,102 @@
+// Worker output: rank prefixes, whole lines, filters, per-worker log files.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "integration/launcher/launcher_test_support.h"
+
+using namespace ddprun::testing;
+
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A line of test_worker's chatty mode, "[rankR]: R:i:<letters>", checked whole.
+bool IsWholeChattyLine(const std::string& line) {
+  if (line.rfind("[rank", 0) != 0) return false;
+  const size_t close = line.find("]: ");
+  if (close == std::string::npos) return false;
+  const int rank = std::stoi(line.substr(5, close - 5));
+  const std::string body = line.substr(close + 3);
+  const size_t first = body.find(':');
+  const size_t second = body.find(':', first + 1);
+  if (first == std::string::npos || second == std::string::npos) return false;
+  if (std::stoi(body.substr(0, first)) != rank) return false;
+  const int i = std::stoi(body.substr(first + 1, second - first - 1));
+  const size_t expected = static_cast<size_t>((i * 7919 + rank * 104729) % 10240);
+  const std::string payload = body.substr(second + 1);
+  return payload == std::string(expected, static_cast<char>('a' + rank % 26));
+}
+
+}  // namespace
+
+TEST_CASE("heavy output from many workers arrives as whole lines, each with its rank's prefix") {
+  const int workers = 8, lines = 400;
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=" + std::to_string(workers),
+                            kTestWorker, "chatty", std::to_string(lines)}),
+                    {}, std::chrono::seconds(120));
+  REQUIRE(result.code() == 0);
+  size_t whole = 0;
+  for (const std::string* stream : {&result.out, &result.err}) {
+    for (const auto& line : Lines(*stream)) {
+      if (line.rfind("[rank", 0) != 0) continue;  // ddprun's own log lines
+      INFO(line.substr(0, 80));
+      REQUIRE(IsWholeChattyLine(line));
+      ++whole;
+    }
+  }
+  CHECK(whole == static_cast<size_t>(workers * lines));
+  // stdout carries the even lines, stderr the odd ones.
+  CHECK(RankLines(result.out, 5).size() == lines / 2);
+  CHECK(RankLines(result.err, 5).size() == lines / 2);
+}
+
+TEST_CASE("a last line without a newline is still forwarded") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "partial"}));
+  REQUIRE(result.code() == 0);
+  CHECK(RankLines(result.out, 0) == std::vector<std::string>{"no newline at the end"});
+  CHECK(RankLines(result.out, 1) == std::vector<std::string>{"no newline at the end"});
+}
+
+TEST_CASE("--local_ranks_filter shows the console output of the chosen local ranks only") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=4", "--local_ranks_filter=1,3",
+                            kTestWorker, "env"}));
+  REQUIRE(result.code() == 0);
+  CHECK(RankLines(result.out, 0).empty());
+  CHECK_FALSE(RankLines(result.out, 1).empty());
+  CHECK(RankLines(result.out, 2).empty());
+  CHECK_FALSE(RankLines(result.out, 3).empty());
+}
+
+TEST_CASE("--redirects writes worker output to per-worker files instead of the console") {
+  ScratchDir logs;
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--redirects=3",
+                            "--log_dir=" + logs.path(), "--run_id=files", kTestWorker, "args",
+                            "hello"}));
+  REQUIRE(result.code() == 0);
+  CHECK(RankLines(result.out, 0).empty());
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string dir = logs.path() + "/files/attempt_0/" + std::to_string(rank);
+    CHECK(ReadFile(dir + "/stdout.log") == "arg[0]=hello\n");
+    CHECK(std::filesystem::exists(dir + "/stderr.log"));
+  }
+}
+
+TEST_CASE("--tee writes the files and still shows the output; a per-rank map selects ranks") {
+  ScratchDir logs;
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--tee=0:1",
+                            "--log_dir=" + logs.path(), "--run_id=teed", kTestWorker, "args",
+                            "hi"}));
+  REQUIRE(result.code() == 0);
+  CHECK(RankLines(result.out, 0) == std::vector<std::string>{"arg[0]=hi"});
+  CHECK(RankLines(result.out, 1) == std::vector<std::string>{"arg[0]=hi"});
+  CHECK(ReadFile(logs.path() + "/teed/attempt_0/0/stdout.log") == "arg[0]=hi\n");
+  CHECK_FALSE(std::filesystem::exists(logs.path() + "/teed/attempt_0/1/stdout.log"));
+}

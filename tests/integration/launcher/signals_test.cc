@@ -1,0 +1,74 @@
+// Signals to ddprun reach every worker; shutdown is bounded; killing ddprun kills its workers.
+#include <signal.h>
+
+#include <cstring>
+
+#include <catch2/catch.hpp>
+
+#include "integration/launcher/launcher_test_support.h"
+
+using namespace ddprun::testing;
+
+namespace {
+
+// Waits until `count` workers printed "ready <pid>"; returns their pids.
+std::vector<pid_t> WaitForReadyWorkers(ChildProcess& ddprun, int count) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < count; ++i) {
+    auto line = ddprun.WaitForStdoutLine(
+        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
+    if (!line) break;
+    pids.push_back(std::stoi(line->substr(line->find("ready ") + 6)));
+  }
+  return pids;
+}
+
+}  // namespace
+
+TEST_CASE("SIGTERM, SIGINT and SIGHUP to ddprun reach every worker, and ddprun exits 128+N") {
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) {
+    DYNAMIC_SECTION("signal " << sigabbrev_np(signal_number)) {
+      ChildProcess ddprun(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker,
+                                  "wait-for-signal"}));
+      REQUIRE(WaitForReadyWorkers(ddprun, 3).size() == 3);
+      ddprun.Signal(signal_number);
+      auto exit = ddprun.Wait();
+      REQUIRE(exit);
+      CHECK(exit->exit_code == 128 + signal_number);
+      const std::string got = std::string("got SIG") + sigabbrev_np(signal_number);
+      for (int rank = 0; rank < 3; ++rank) {
+        auto lines = RankLines(ddprun.stdout_text(), rank);
+        CHECK(std::count(lines.begin(), lines.end(), got) == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("a worker that ignores SIGTERM is killed after --shutdown_timeout") {
+  ChildProcess ddprun(Ddprun({"--standalone", "--nproc_per_node=2", "--shutdown_timeout=0.2",
+                              kTestWorker, "ignore-term"}));
+  auto pids = WaitForReadyWorkers(ddprun, 2);
+  REQUIRE(pids.size() == 2);
+  ddprun.Signal(SIGTERM);
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 128 + SIGTERM);
+  CHECK(Count(ddprun.stderr_text(), "sending SIGKILL") == 1);
+  for (pid_t pid : pids) CHECK(WaitForProcessGone(pid, std::chrono::seconds(10)));
+}
+
+TEST_CASE("kill -9 of ddprun leaves no worker alive") {
+  ChildProcess ddprun(Ddprun({"--standalone", "--nproc_per_node=4", kTestWorker, "ignore-term"}));
+  auto pids = WaitForReadyWorkers(ddprun, 4);
+  REQUIRE(pids.size() == 4);
+  ddprun.Signal(SIGKILL);
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->term_signal == SIGKILL);
+  for (pid_t pid : pids) CHECK(WaitForProcessGone(pid, std::chrono::seconds(10)));
+}
+
+TEST_CASE("a worker that exits 0 while the others run does not end the job") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "2", "0"}));
+  CHECK(result.code() == 0);
+}

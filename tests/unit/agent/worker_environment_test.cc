@@ -1,0 +1,70 @@
+// The environment each worker gets.
+#include <catch2/catch.hpp>
+
+#include "ddprun/agent/worker_environment.h"
+
+using namespace ddprun;
+
+namespace {
+
+JobEnvironment Job() {
+  JobEnvironment job;
+  job.role = "trainer";
+  job.run_id = "job7";
+  job.master_addr = "10.1.2.3";
+  job.master_port = 29500;
+  job.restart_count = 2;
+  job.max_restarts = 3;
+  job.store_address = "127.0.0.1:4000";
+  job.store_token = "secret";
+  job.round = 2;
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE("the environment carries torchrun's variables for the worker's placement") {
+  WorkerPlacement placement{1, 5, 1, 4, 8, 2};
+  auto env = BuildWorkerEnvironment({{"PATH", "/bin"}}, Job(), placement, "/logs/error.json");
+  CHECK(env["LOCAL_RANK"] == "1");
+  CHECK(env["RANK"] == "5");
+  CHECK(env["GROUP_RANK"] == "1");
+  CHECK(env["ROLE_RANK"] == "5");
+  CHECK(env["ROLE_NAME"] == "trainer");
+  CHECK(env["LOCAL_WORLD_SIZE"] == "4");
+  CHECK(env["WORLD_SIZE"] == "8");
+  CHECK(env["GROUP_WORLD_SIZE"] == "2");
+  CHECK(env["ROLE_WORLD_SIZE"] == "8");
+  CHECK(env["MASTER_ADDR"] == "10.1.2.3");
+  CHECK(env["MASTER_PORT"] == "29500");
+  CHECK(env["TORCHELASTIC_RESTART_COUNT"] == "2");
+  CHECK(env["TORCHELASTIC_MAX_RESTARTS"] == "3");
+  CHECK(env["TORCHELASTIC_RUN_ID"] == "job7");
+  CHECK(env["TORCHELASTIC_ERROR_FILE"] == "/logs/error.json");
+  CHECK(env["DDPRUN_STORE_ADDR"] == "127.0.0.1:4000");
+  CHECK(env["DDPRUN_TOKEN"] == "secret");
+  CHECK(env["DDPRUN_JOB_ID"] == "job7");
+  CHECK(env["DDPRUN_ROUND"] == "2");
+  CHECK(env["PATH"] == "/bin");
+}
+
+TEST_CASE("OMP_NUM_THREADS is 1 for several workers unless the user set it") {
+  WorkerPlacement several{0, 0, 0, 2, 2, 1};
+  WorkerPlacement single{0, 0, 0, 1, 1, 1};
+  CHECK(BuildWorkerEnvironment({}, Job(), several, "e")["OMP_NUM_THREADS"] == "1");
+  CHECK_FALSE(BuildWorkerEnvironment({}, Job(), single, "e").contains("OMP_NUM_THREADS"));
+  CHECK(BuildWorkerEnvironment({{"OMP_NUM_THREADS", "8"}}, Job(), several, "e")["OMP_NUM_THREADS"] ==
+        "8");
+}
+
+TEST_CASE("the contract's variables override stale inherited ones") {
+  WorkerPlacement placement{0, 0, 0, 1, 1, 1};
+  auto env = BuildWorkerEnvironment({{"RANK", "99"}, {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "0"}},
+                                    Job(), placement, "e");
+  CHECK(env["RANK"] == "0");
+  CHECK(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "0");  // the user's choice is kept
+}
+
+TEST_CASE("ToEnvp renders KEY=VALUE strings") {
+  CHECK(ToEnvp({{"A", "1"}, {"B", "x=y"}}) == std::vector<std::string>{"A=1", "B=x=y"});
+}

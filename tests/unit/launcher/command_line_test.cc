@@ -1,0 +1,115 @@
+// The command line: torchrun's flags and spellings, PET_* variables, validation.
+#include <cstdlib>
+
+#include <catch2/catch.hpp>
+
+#include "ddprun/launcher/command_line.h"
+
+using namespace ddprun;
+
+namespace {
+
+LaunchConfig Parsed(const std::vector<std::string>& args) {
+  auto parsed = ParseCommandLine(args);
+  if (auto* error = std::get_if<UsageError>(&parsed)) FAIL("usage error: " << error->message);
+  REQUIRE(std::holds_alternative<LaunchConfig>(parsed));
+  return std::get<LaunchConfig>(parsed);
+}
+
+std::string ErrorOf(const std::vector<std::string>& args) {
+  auto parsed = ParseCommandLine(args);
+  REQUIRE(std::holds_alternative<UsageError>(parsed));
+  return std::get<UsageError>(parsed).message;
+}
+
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  const char* name_;
+};
+
+}  // namespace
+
+TEST_CASE("both spellings of a flag, with = or a separate value") {
+  CHECK(Parsed({"--nproc_per_node=3", "/bin/true"}).nproc_per_node == 3);
+  CHECK(Parsed({"--nproc-per-node", "4", "/bin/true"}).nproc_per_node == 4);
+  CHECK(Parsed({"--max-restarts=2", "/bin/true"}).max_restarts == 2);
+  CHECK(Parsed({"--run-id", "x", "/bin/true"}).run_id == "x");
+  CHECK(Parsed({"--rdzv_id=y", "/bin/true"}).run_id == "y");
+}
+
+TEST_CASE("PET_* variables set flags, and the command line wins over them") {
+  ScopedEnv nproc("PET_NPROC_PER_NODE", "5");
+  CHECK(Parsed({"/bin/true"}).nproc_per_node == 5);
+  CHECK(Parsed({"--nproc_per_node=2", "/bin/true"}).nproc_per_node == 2);
+}
+
+TEST_CASE("options end at the program; its arguments are kept verbatim") {
+  auto config = Parsed({"--nproc_per_node", "2", "/bin/echo", "--nproc_per_node=9", "-m", "x"});
+  CHECK(config.nproc_per_node == 2);
+  CHECK(config.worker_argv ==
+        std::vector<std::string>{"/bin/echo", "--nproc_per_node=9", "-m", "x"});
+  auto after_dashes = Parsed({"--", "/bin/echo", "a"});
+  CHECK(after_dashes.worker_argv == std::vector<std::string>{"/bin/echo", "a"});
+}
+
+TEST_CASE("short flags take attached or separate values") {
+  CHECK(Parsed({"-r3", "/bin/true"}).redirects.all == StdStreams::kBoth);
+  CHECK(Parsed({"-t", "1", "/bin/true"}).tee.all == StdStreams::kStdout);
+}
+
+TEST_CASE("--redirects and --tee take a value or a per-local-rank map") {
+  auto config = Parsed({"--nproc_per_node=3", "--redirects=0:1,2:3", "/bin/true"});
+  CHECK(config.redirects.For(0) == StdStreams::kStdout);
+  CHECK(config.redirects.For(1) == StdStreams::kNone);
+  CHECK(config.redirects.For(2) == StdStreams::kBoth);
+  CHECK(ErrorOf({"--tee=0:4", "/bin/true"}).find("--tee must be") != std::string::npos);
+}
+
+TEST_CASE("--nproc_per_node accepts auto and cpu, and refuses nonsense") {
+  CHECK(Parsed({"--nproc_per_node=cpu", "/bin/true"}).nproc_per_node >= 1);
+  CHECK(Parsed({"--nproc_per_node=auto", "/bin/true"}).nproc_per_node >= 1);
+  for (const char* bad : {"0", "-1", "abc", "1.5", "99999999", ""}) {
+    INFO(bad);
+    CHECK(ErrorOf({std::string("--nproc_per_node=") + bad, "/bin/true"}).find("--nproc_per_node") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("--nproc_per_node=gpu with no GPU visible is an error that says so") {
+  ScopedEnv no_gpus("CUDA_VISIBLE_DEVICES", "");
+  CHECK(ErrorOf({"--nproc_per_node=gpu", "/bin/true"}).find("no GPU") != std::string::npos);
+}
+
+TEST_CASE("--nnodes is N or MIN:MAX; more than one node is refused clearly for now") {
+  CHECK(Parsed({"--nnodes=1", "/bin/true"}).max_nodes == 1);
+  CHECK(Parsed({"--nnodes=1:1", "/bin/true"}).max_nodes == 1);
+  CHECK(ErrorOf({"--nnodes=2", "/bin/true"}).find("multi-node") != std::string::npos);
+  CHECK(ErrorOf({"--nnodes=0", "/bin/true"}).find("--nnodes must be") != std::string::npos);
+}
+
+TEST_CASE("--standalone makes a random run id unless one is given; otherwise it is 'none'") {
+  auto first = Parsed({"--standalone", "/bin/true"});
+  auto second = Parsed({"--standalone", "/bin/true"});
+  CHECK(first.run_id.size() == 36);
+  CHECK(first.run_id != second.run_id);
+  CHECK(Parsed({"/bin/true"}).run_id == "none");
+  CHECK(Parsed({"--standalone", "--run_id=mine", "/bin/true"}).run_id == "mine");
+  CHECK(ErrorOf({"--run_id=a/b", "/bin/true"}).find("must not contain '/'") != std::string::npos);
+}
+
+TEST_CASE("--shutdown_timeout is in seconds; --monitor_interval is accepted") {
+  auto config = Parsed({"--shutdown_timeout=1.5", "--monitor_interval=5", "/bin/true"});
+  CHECK(config.shutdown_timeout == std::chrono::milliseconds(1500));
+}
+
+TEST_CASE("--help and --version are requests, not errors") {
+  CHECK(std::holds_alternative<HelpRequest>(ParseCommandLine({"--help"})));
+  CHECK(std::holds_alternative<HelpRequest>(ParseCommandLine({"-h"})));
+  CHECK(std::holds_alternative<VersionRequest>(ParseCommandLine({"--version"})));
+}
+
+TEST_CASE("-m and --no_python cannot be combined") {
+  CHECK(ErrorOf({"-m", "--no_python", "pkg"}).find("cannot be used together") != std::string::npos);
+}

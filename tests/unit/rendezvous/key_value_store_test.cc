@@ -1,0 +1,113 @@
+// KeyValueStore, the plain class behind the rendezvous service.
+#include <catch2/catch.hpp>
+
+#include "ddprun/rendezvous/key_value_store.h"
+
+using namespace ddprun;
+
+namespace {
+const StoreScopeKey kRound0{"job", 0};
+const StoreScopeKey kRound1{"job", 1};
+}  // namespace
+
+TEST_CASE("set then get returns the value; an absent key is NOT_FOUND") {
+  KeyValueStore store;
+  REQUIRE(store.Set(kRound0, "k", "v").ok());
+  CHECK(store.Get(kRound0, "k").value() == "v");
+  CHECK(store.Get(kRound0, "other").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("keys are scoped by job and round") {
+  KeyValueStore store;
+  REQUIRE(store.Set(kRound0, "nccl_id", "old").ok());
+  CHECK(store.Get(kRound1, "nccl_id").status().code() == StatusCode::kNotFound);
+  CHECK(store.Get({"other-job", 0}, "nccl_id").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("add counts in decimal text and refuses non-integers") {
+  KeyValueStore store;
+  CHECK(store.Add(kRound0, "n", 2).value() == 2);
+  CHECK(store.Add(kRound0, "n", -5).value() == -3);
+  CHECK(store.Get(kRound0, "n").value() == "-3");
+  REQUIRE(store.Set(kRound0, "text", "abc").ok());
+  CHECK(store.Add(kRound0, "text", 1).status().code() == StatusCode::kInvalidArgument);
+  REQUIRE(store.Set(kRound0, "big", std::to_string(INT64_MAX)).ok());
+  CHECK(store.Add(kRound0, "big", 1).status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("compare_set follows PyTorch's semantics") {
+  KeyValueStore store;
+  auto created = store.CompareSet(kRound0, "k", "", "first");
+  CHECK(created->swapped);
+  CHECK(created->value == "first");
+  auto refused = store.CompareSet(kRound0, "k", "wrong", "second");
+  CHECK_FALSE(refused->swapped);
+  CHECK(refused->value == "first");
+  auto swapped = store.CompareSet(kRound0, "k", "first", "second");
+  CHECK(swapped->swapped);
+  CHECK(store.Get(kRound0, "k").value() == "second");
+  auto absent = store.CompareSet(kRound0, "absent", "x", "y");
+  CHECK_FALSE(absent->swapped);
+  CHECK(store.Get(kRound0, "absent").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("delete removes a key and says whether it existed") {
+  KeyValueStore store;
+  REQUIRE(store.Set(kRound0, "k", "v").ok());
+  CHECK(store.Delete(kRound0, "k"));
+  CHECK_FALSE(store.Delete(kRound0, "k"));
+}
+
+TEST_CASE("a wait is released the moment its last key is set, and only then") {
+  KeyValueStore store;
+  int released = 0;
+  auto id = store.WaitAsync(kRound0, {"a", "b"}, [&] { ++released; });
+  REQUIRE(id.ok());
+  REQUIRE(store.Set(kRound0, "a", "1").ok());
+  CHECK(released == 0);
+  REQUIRE(store.Set(kRound1, "b", "1").ok());  // another round: not ours
+  CHECK(released == 0);
+  CHECK(store.Add(kRound0, "b", 1).ok());
+  CHECK(released == 1);
+  CHECK(store.pending_waiters() == 0);
+  CHECK_FALSE(store.CancelWait(id.value()));  // already released
+}
+
+TEST_CASE("a wait on keys that exist is released at once") {
+  KeyValueStore store;
+  REQUIRE(store.Set(kRound0, "a", "1").ok());
+  bool released = false;
+  REQUIRE(store.WaitAsync(kRound0, {"a"}, [&] { released = true; }).ok());
+  CHECK(released);
+}
+
+TEST_CASE("a cancelled wait is never released") {
+  KeyValueStore store;
+  bool released = false;
+  auto id = store.WaitAsync(kRound0, {"a"}, [&] { released = true; });
+  CHECK(store.CancelWait(id.value()));
+  REQUIRE(store.Set(kRound0, "a", "1").ok());
+  CHECK_FALSE(released);
+  CHECK(store.pending_waiters() == 0);
+}
+
+TEST_CASE("limits are errors, not crashes") {
+  KeyValueLimits limits;
+  limits.max_key_bytes = 8;
+  limits.max_value_bytes = 16;
+  limits.max_job_bytes = 40;
+  limits.max_keys_per_wait = 2;
+  KeyValueStore store(limits);
+  CHECK(store.Set(kRound0, "", "v").code() == StatusCode::kInvalidArgument);
+  CHECK(store.Set(kRound0, "too-long-key", "v").code() == StatusCode::kInvalidArgument);
+  CHECK(store.Set(kRound0, "k", std::string(17, 'x')).code() == StatusCode::kResourceExhausted);
+  REQUIRE(store.Set(kRound0, "k1", std::string(16, 'x')).ok());
+  REQUIRE(store.Set(kRound1, "k2", std::string(16, 'x')).ok());
+  CHECK(store.Set(kRound0, "k3", "xxx").code() == StatusCode::kResourceExhausted);  // 36 + 5 > 40
+  CHECK(store.Set({"other", 0}, "k3", "xx").ok());  // the limit is per job
+  REQUIRE(store.Delete(kRound0, "k1"));
+  CHECK(store.Set(kRound0, "k3", "xx").ok());  // deleting frees room
+  CHECK(store.WaitAsync(kRound0, {}, [] {}).status().code() == StatusCode::kInvalidArgument);
+  CHECK(store.WaitAsync(kRound0, {"a", "b", "c"}, [] {}).status().code() ==
+        StatusCode::kInvalidArgument);
+}

@@ -1,0 +1,209 @@
+// test_worker: the worker program of the launcher's integration tests. One mode per behaviour a
+// test needs; every mode is deterministic and ends by itself or by a signal the test sends.
+//
+//   env                      print every variable of the contract as "KEY=VALUE"
+//   args ARG...              print each argument as "arg[i]=<arg>"
+//   chatty LINES             print LINES lines of varying length (up to 10 KiB) to stdout and
+//                            stderr, each "R:i:<payload of R's letter>", in many small writes
+//   partial                  write "no newline at the end" without a final newline
+//   fail-once CODE           print "started attempt N"; in attempt 0 rank 1 exits CODE once the
+//                            others are ready, and the others print the signal that stops
+//                            them; in later attempts every rank exits 0
+//   exit RANK CODE           rank RANK exits CODE at once, the others exit 0
+//   kill-self RANK SIGNAL    rank RANK raises SIGNAL, the others exit 0
+//   error-file RANK          rank RANK writes a torchrun-style error file and exits 1
+//   wait-for-signal          print "ready <pid>", then on SIGTERM/SIGINT/SIGHUP print
+//                            "got <SIGNAME>" and exit 0
+//   ignore-term              print "ready <pid>", ignore SIGTERM, wait forever
+//   store                    exercise every store operation against the job's store
+//   touch PATH               create PATH (proves the program was started)
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ddp/environment.h"
+#include "ddprun/rendezvous/store_client.h"
+
+namespace {
+
+int Rank() {
+  const char* rank = std::getenv("RANK");
+  return rank ? std::atoi(rank) : -1;
+}
+
+// Writes all of `text` with one write per call, so a line is never split by us.
+void Write(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+int PrintEnvironment() {
+  const char* names[] = {"LOCAL_RANK", "RANK", "GROUP_RANK", "ROLE_RANK", "ROLE_NAME",
+                         "LOCAL_WORLD_SIZE", "WORLD_SIZE", "GROUP_WORLD_SIZE", "ROLE_WORLD_SIZE",
+                         "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT",
+                         "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+                         "TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE",
+                         "TORCH_NCCL_ASYNC_ERROR_HANDLING", "OMP_NUM_THREADS",
+                         "DDPRUN_STORE_ADDR", "DDPRUN_TOKEN", "DDPRUN_JOB_ID", "DDPRUN_ROUND",
+                         "USER_MARKER"};
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    std::printf("%s=%s\n", name, value ? value : "<unset>");
+  }
+  return 0;
+}
+
+int Chatty(int lines) {
+  const int rank = Rank();
+  const char letter = static_cast<char>('a' + rank % 26);
+  for (int i = 0; i < lines; ++i) {
+    const size_t length = static_cast<size_t>((i * 7919 + rank * 104729) % 10240);
+    std::string line = std::to_string(rank) + ":" + std::to_string(i) + ":" +
+                       std::string(length, letter) + "\n";
+    // Many small writes per line, so the pipe sees lines in pieces.
+    const int fd = i % 2 == 0 ? STDOUT_FILENO : STDERR_FILENO;
+    for (size_t offset = 0; offset < line.size(); offset += 3000) {
+      Write(fd, line.substr(offset, 3000));
+    }
+  }
+  return 0;
+}
+
+volatile sig_atomic_t received_signal = 0;
+void RecordSignal(int signal_number) { received_signal = signal_number; }
+
+void InstallSignalRecorder() {
+  struct sigaction action {};
+  action.sa_handler = RecordSignal;
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(s, &action, nullptr);
+}
+
+int WaitForSignal() {
+  InstallSignalRecorder();
+  std::printf("ready %d\n", static_cast<int>(::getpid()));
+  std::fflush(stdout);
+  while (received_signal == 0) ::pause();
+  std::printf("got SIG%s\n", sigabbrev_np(received_signal));
+  return 0;
+}
+
+int IgnoreTerm() {
+  ::signal(SIGTERM, SIG_IGN);
+  std::printf("ready %d\n", static_cast<int>(::getpid()));
+  std::fflush(stdout);
+  while (true) ::pause();
+}
+
+// Rank 1 fails in attempt 0 only once every other rank is ready to report the SIGTERM that
+// ddprun's restart sends it (readiness is agreed through the store, so there is no race).
+int FailOnce(int code) {
+  const char* count = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const int attempt = count ? std::atoi(count) : -1;
+  std::printf("started attempt %d\n", attempt);
+  if (attempt != 0) return 0;
+  auto store = ddprun::StoreClient::FromEnvironment();
+  if (!store.ok()) return 70;
+  const int world = std::atoi(std::getenv("WORLD_SIZE"));
+  if (Rank() == 1) {
+    if (!store.value()->Wait({"others-ready"}, std::chrono::seconds(60)).ok()) return 71;
+    return code;
+  }
+  InstallSignalRecorder();
+  auto ready = store.value()->Add("ready", 1);
+  if (ready.ok() && ready.value() == world - 1) (void)store.value()->Set("others-ready", "1");
+  while (received_signal == 0) ::pause();
+  std::printf("got SIG%s\n", sigabbrev_np(received_signal));
+  return 1;  // stopped by ddprun for the restart; not counted as a failure
+}
+
+int Check(bool ok, const std::string& what) {
+  std::printf("%s %s\n", ok ? "ok" : "FAILED", what.c_str());
+  return ok ? 0 : 1;
+}
+
+int ExerciseStore() {
+  auto store = ddprun::StoreClient::FromEnvironment();
+  if (!store.ok()) return Check(false, "connect: " + store.status().ToString());
+  auto& client = *store.value();
+  const std::string me = "rank" + std::to_string(Rank());
+  int failures = 0;
+  failures += Check(client.Set(me, "value of " + me).ok(), "set");
+  auto got = client.Get(me);
+  failures += Check(got.ok() && got.value() == "value of " + me, "get");
+  auto missing = client.Get(me + "-missing");
+  failures += Check(missing.status().code() == ddprun::StatusCode::kNotFound, "get missing");
+  auto first = client.CompareSet(me + "-cas", "", "one");
+  auto second = client.CompareSet(me + "-cas", "wrong", "two");
+  failures += Check(first.ok() && first->swapped && !second->swapped && second->value == "one",
+                    "compare_set");
+  auto deleted = client.Delete(me);
+  failures += Check(deleted.ok() && deleted.value() && !client.Get(me).ok(), "delete");
+  auto timed_out = client.Wait({me + "-never"}, std::chrono::milliseconds(50));
+  failures += Check(timed_out.code() == ddprun::StatusCode::kDeadlineExceeded, "wait timeout");
+  // Every rank counts itself in, then waits for all: a barrier through the store.
+  auto world = std::atoi(std::getenv("WORLD_SIZE"));
+  auto count = client.Add("arrivals", 1);
+  if (count.ok() && count.value() == world) (void)client.Set("all-arrived", "yes");
+  failures += Check(client.Wait({"all-arrived"}, std::chrono::seconds(60)).ok(), "barrier");
+  auto total = client.Get("arrivals");
+  failures += Check(total.ok() && std::atoi(total->c_str()) == world, "add");
+  // The token is checked.
+  ddprun::StoreClientOptions wrong = client.options();
+  wrong.token = "not-the-token";
+  auto intruder = ddprun::StoreClient::Connect(wrong);
+  failures += Check(intruder->Get("arrivals").status().code() ==
+                        ddprun::StatusCode::kUnauthenticated,
+                    "wrong token refused");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const std::string mode = argc > 1 ? argv[1] : "";
+  auto arg = [&](int i) { return argc > i ? std::atoi(argv[i]) : 0; };
+  if (mode == "env") return PrintEnvironment();
+  if (mode == "args") {
+    for (int i = 2; i < argc; ++i) std::printf("arg[%d]=%s\n", i - 2, argv[i]);
+    return 0;
+  }
+  if (mode == "chatty") return Chatty(arg(2));
+  if (mode == "partial") {
+    Write(STDOUT_FILENO, "no newline at the end");
+    return 0;
+  }
+  if (mode == "fail-once") return FailOnce(arg(2));
+  if (mode == "exit") return Rank() == arg(2) ? arg(3) : 0;
+  if (mode == "kill-self") {
+    if (Rank() == arg(2)) ::raise(arg(3));
+    return 0;
+  }
+  if (mode == "error-file") {
+    if (Rank() != arg(2)) return 0;
+    std::ofstream(std::getenv("TORCHELASTIC_ERROR_FILE"))
+        << R"({"message": {"message": "ValueError: the loss is NaN", "extraInfo": )"
+        << R"({"py_callstack": "Traceback (most recent call last): ...", "timestamp": "0"}}})";
+    return 1;
+  }
+  if (mode == "wait-for-signal") return WaitForSignal();
+  if (mode == "ignore-term") return IgnoreTerm();
+  if (mode == "store") return ExerciseStore();
+  if (mode == "touch" && argc > 2) {
+    std::ofstream(argv[2]) << "started\n";
+    return 0;
+  }
+  std::fprintf(stderr, "test_worker: unknown mode '%s'\n", mode.c_str());
+  return 64;
+}
