@@ -15,3 +15,26 @@ find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
   find_package(Catch2 2 CONFIG REQUIRED)
 endif()
+
+# ddprun_grpc: gRPC and Protobuf for every target that needs them. Linked statically by default
+# (Debian ships the archives): `ddprun` then starts in a few milliseconds instead of spending
+# ~40 ms resolving some sixty shared libraries, and maps only the gRPC code it runs.
+option(DDPRUN_STATIC_GRPC "Link gRPC, Protobuf and Abseil statically" ON)
+add_library(ddprun_grpc INTERFACE)
+if(DDPRUN_STATIC_GRPC)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(GRPC_STATIC REQUIRED grpc++ protobuf)
+  set(_ddprun_system_libs dl pthread rt atomic m)
+  set(_ddprun_static_libs)
+  foreach(lib IN LISTS GRPC_STATIC_STATIC_LIBRARIES)
+    if(NOT lib IN_LIST _ddprun_system_libs)
+      list(APPEND _ddprun_static_libs "-l${lib}")
+    endif()
+  endforeach()
+  target_include_directories(ddprun_grpc INTERFACE ${GRPC_STATIC_INCLUDE_DIRS})
+  target_link_libraries(ddprun_grpc INTERFACE
+    "-Wl,--push-state,-Bstatic" "-Wl,--start-group" ${_ddprun_static_libs} "-Wl,--end-group"
+    "-Wl,--pop-state" Threads::Threads dl rt atomic)
+else()
+  target_link_libraries(ddprun_grpc INTERFACE gRPC::grpc++ protobuf::libprotobuf)
+endif()

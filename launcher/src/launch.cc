@@ -115,6 +115,7 @@ int Launch(const LaunchConfig& config) {
   RendezvousServerOptions server_options;
   server_options.bind_host = "127.0.0.1";
   server_options.token = token.value();
+  server_options.start_on_first_connection = true;
   auto server = RendezvousServer::Start(server_options);
   if (!server.ok()) {
     std::fprintf(stderr, "ddprun: error: %s\n", server.status().message().c_str());

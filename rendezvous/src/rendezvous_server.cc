@@ -1,36 +1,139 @@
 // RendezvousServer; see rendezvous_server.h.
 #include "ddprun/rendezvous/rendezvous_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
 #include <grpcpp/grpcpp.h>
 
+#include "ddprun/logging.h"
 #include "rendezvous_service.h"
 
 namespace ddprun {
 
 struct RendezvousServer::Impl {
   std::unique_ptr<RendezvousService> service;
-  std::unique_ptr<grpc::Server> server;
-  bool shut_down = false;
+  int max_receive_bytes = 0;
+
+  std::mutex mu;
+  std::unique_ptr<grpc::Server> server;  // guarded by mu
+  bool shut_down = false;                // guarded by mu
+
+  // start_on_first_connection only: our listening socket, the thread that accepts on it, and
+  // the gRPC entry point that takes each accepted connection.
+  int listen_fd = -1;
+  std::thread acceptor;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> connections;  // guarded by mu
+
+  std::unique_ptr<grpc::Server> BuildServer(const std::string& listen, int* selected_port) {
+    grpc::ServerBuilder builder;
+    if (listen.empty()) {
+      connections = builder.experimental().AddExternalConnectionAcceptor(
+          grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+          grpc::InsecureServerCredentials());
+    } else {
+      builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), selected_port);
+      // SO_REUSEPORT would let a second server bind the same port and take half the calls.
+      builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    }
+    builder.RegisterService(service.get());
+    builder.SetMaxReceiveMessageSize(max_receive_bytes);
+    return builder.BuildAndStart();
+  }
+
+  // Hands every accepted connection to gRPC, starting it on the first one. Ends when Shutdown
+  // shuts the listening socket down.
+  void AcceptLoop() {
+    while (true) {
+      // gRPC's transport needs a non-blocking socket: a blocking read would stall its poller.
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return;  // the listening socket was shut down
+      }
+      const int on = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+      std::lock_guard lock(mu);
+      if (shut_down) {
+        ::close(fd);
+        return;
+      }
+      if (!server) server = BuildServer("", nullptr);
+      if (!server) {
+        GetLogger("rendezvous")->error("the rendezvous server could not start gRPC");
+        ::close(fd);
+        continue;
+      }
+      grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters connection;
+      connection.listener_fd = listen_fd;
+      connection.fd = fd;  // gRPC takes ownership
+      connections->HandleNewConnection(&connection);
+    }
+  }
 };
+
+namespace {
+
+// A listening TCP socket on host:port; the bound port is returned through `port`.
+Result<int> Listen(const std::string& host, int& port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
+  if (::inet_pton(AF_INET, numeric.c_str(), &address.sin_addr) != 1) {
+    return InvalidArgumentError("the rendezvous server's bind address '" + host +
+                                "' is not an IPv4 address");
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrnoError("socket for the rendezvous server", errno);
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::listen(fd, SOMAXCONN) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return UnavailableError("the rendezvous server could not listen on " + host + ":" +
+                            std::to_string(port) + ": " + std::strerror(error));
+  }
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
     const RendezvousServerOptions& options) {
   std::unique_ptr<RendezvousServer> self(new RendezvousServer());
   self->store_ = std::make_unique<KeyValueStore>(options.limits);
   self->impl_ = std::make_unique<Impl>();
-  self->impl_->service = std::make_unique<RendezvousService>(*self->store_, options.token);
+  Impl& impl = *self->impl_;
+  impl.service = std::make_unique<RendezvousService>(*self->store_, options.token);
+  // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
+  impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);
   self->host_ = options.bind_host;
+  self->port_ = options.port;
+
+  if (options.start_on_first_connection) {
+    auto fd = Listen(options.bind_host, self->port_);
+    if (!fd.ok()) return fd.status();
+    impl.listen_fd = fd.value();
+    impl.acceptor = std::thread([&impl] { impl.AcceptLoop(); });
+    return self;
+  }
 
   const std::string listen = options.bind_host + ":" + std::to_string(options.port);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &self->port_);
-  builder.RegisterService(self->impl_->service.get());
-  // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options.limits.max_value_bytes) + (64 << 10));
-  // SO_REUSEPORT would let a second server bind the same port and steal half the connections.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  self->impl_->server = builder.BuildAndStart();
-  if (!self->impl_->server || self->port_ == 0) {
+  impl.server = impl.BuildServer(listen, &self->port_);
+  if (!impl.server || self->port_ == 0) {
     return UnavailableError("the rendezvous server could not bind " + listen +
                             "; choose another --port or free that one");
   }
@@ -42,10 +145,22 @@ RendezvousServer::~RendezvousServer() { Shutdown(); }
 std::string RendezvousServer::address() const { return host_ + ":" + std::to_string(port_); }
 
 void RendezvousServer::Shutdown(std::chrono::milliseconds grace) {
-  if (!impl_ || impl_->shut_down) return;
-  impl_->shut_down = true;
-  impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
-  impl_->server->Wait();
+  if (!impl_) return;
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->shut_down) return;
+    impl_->shut_down = true;
+  }
+  if (impl_->listen_fd >= 0) {
+    ::shutdown(impl_->listen_fd, SHUT_RDWR);  // wakes the acceptor's accept()
+    impl_->acceptor.join();
+    ::close(impl_->listen_fd);
+  }
+  if (impl_->server) {
+    impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
+    impl_->server->Wait();
+  }
+
 }
 
 }  // namespace ddprun

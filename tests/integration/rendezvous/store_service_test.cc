@@ -11,9 +11,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Every case runs against both server modes: gRPC listening by itself, and the embedded mode
+// that accepts connections and starts gRPC on the first one.
 struct ServerFixture {
-  ServerFixture() {
+  explicit ServerFixture(bool start_on_first_connection) {
     RendezvousServerOptions options;
+    options.start_on_first_connection = start_on_first_connection;
     options.token = "sesame";
     options.limits.max_value_bytes = 1024;
     auto started = RendezvousServer::Start(options);
@@ -35,13 +38,13 @@ struct ServerFixture {
 }  // namespace
 
 TEST_CASE("the server binds 127.0.0.1 on a port of its own") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   CHECK(fixture.server->port() > 0);
   CHECK(fixture.server->address() == "127.0.0.1:" + std::to_string(fixture.server->port()));
 }
 
 TEST_CASE("set, get, add, compare_set and delete over gRPC") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   auto client = fixture.Client();
   REQUIRE(client->Set("k", std::string("bytes\0with nul", 14)).ok());
   CHECK(client->Get("k").value() == std::string("bytes\0with nul", 14));
@@ -55,7 +58,7 @@ TEST_CASE("set, get, add, compare_set and delete over gRPC") {
 }
 
 TEST_CASE("a wait blocks until another client sets the key") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   auto waiter = fixture.Client();
   auto setter = fixture.Client();
   Status waited;
@@ -69,7 +72,7 @@ TEST_CASE("a wait blocks until another client sets the key") {
 }
 
 TEST_CASE("many concurrent waits are all released by one set") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   constexpr int kWaiters = 16;
   std::vector<std::thread> threads;
   std::atomic<int> released{0};
@@ -85,7 +88,7 @@ TEST_CASE("many concurrent waits are all released by one set") {
 }
 
 TEST_CASE("a wait times out with DEADLINE_EXCEEDED and leaves no waiter behind") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   auto status = fixture.Client()->Wait({"never"}, 20ms);
   CHECK(status.code() == StatusCode::kDeadlineExceeded);
   CHECK(status.message().find("timed out") != std::string::npos);
@@ -93,13 +96,13 @@ TEST_CASE("a wait times out with DEADLINE_EXCEEDED and leaves no waiter behind")
 }
 
 TEST_CASE("rounds do not see each other's keys") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   REQUIRE(fixture.Client(0)->Set("id", "round0").ok());
   CHECK(fixture.Client(1)->Get("id").status().code() == StatusCode::kNotFound);
 }
 
 TEST_CASE("a missing or wrong token is UNAUTHENTICATED") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   CHECK(fixture.Client(0, "")->Set("k", "v").code() == StatusCode::kUnauthenticated);
   auto wrong = fixture.Client(0, "guess")->Get("k");
   CHECK(wrong.status().code() == StatusCode::kUnauthenticated);
@@ -107,7 +110,7 @@ TEST_CASE("a missing or wrong token is UNAUTHENTICATED") {
 }
 
 TEST_CASE("malformed requests get clear errors") {
-  ServerFixture fixture;
+  ServerFixture fixture(GENERATE(false, true));
   auto client = fixture.Client();
   CHECK(client->Set("", "v").code() == StatusCode::kInvalidArgument);
   CHECK(client->Set("big", std::string(2048, 'x')).code() == StatusCode::kResourceExhausted);
@@ -118,7 +121,7 @@ TEST_CASE("malformed requests get clear errors") {
 TEST_CASE("a server that is gone is UNAVAILABLE, with the address in the message") {
   std::string address;
   {
-    ServerFixture fixture;
+    ServerFixture fixture(GENERATE(false, true));
     address = fixture.server->address();
   }
   StoreClientOptions options;

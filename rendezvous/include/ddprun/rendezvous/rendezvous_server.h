@@ -2,8 +2,9 @@
 // address. Used embedded by `ddprun` and, later, by the `ddprund` daemon.
 //
 // Start binds the port before returning and keeps it bound for the server's lifetime, so port 0
-// yields a port that nobody else can take. Serving happens on gRPC's own threads; the object may
-// be used and destroyed from any one thread.
+// yields a port that nobody else can take. Serving happens on gRPC's own threads (and, with
+// start_on_first_connection, one thread that accepts connections); the object may be used and
+// destroyed from any one thread.
 #pragma once
 
 #include <chrono>
@@ -20,6 +21,11 @@ struct RendezvousServerOptions {
   int port = 0;                         // 0: a free port chosen by the kernel
   std::string token;                    // required on every call when not empty
   KeyValueLimits limits;
+  // The embedded server's mode: the server binds and listens on its own socket, and starts gRPC
+  // only when the first client connects, over plain TCP (loopback; the token still applies).
+  // A job whose workers never use the store never pays gRPC's start-up time and memory.
+  // Requires a numeric IPv4 bind_host (or "localhost").
+  bool start_on_first_connection = false;
 };
 
 class RendezvousServer {
