@@ -70,9 +70,9 @@ std::string FormatFailureReport(const std::string& program,
                                 const std::vector<WorkerFailure>& failures, int restarts_used,
                                 int max_restarts) {
   const std::string rule(72, '=');
-  std::string out = rule + "\n" + program + " FAILED\n" + "restarts used: " +
-                    std::to_string(restarts_used) + " of " + std::to_string(max_restarts) +
-                    "\n" + rule + "\n";
+  std::string out = rule + "\n" + program + " FAILED\n" +
+                    "restarts used: " + std::to_string(restarts_used) + " of " +
+                    std::to_string(max_restarts) + "\n" + rule + "\n";
   if (failures.empty()) return out;
   out += "Root cause (first observed failure):\n";
   AppendFailure(out, failures.front());

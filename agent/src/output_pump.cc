@@ -25,8 +25,8 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-OutputPump::OutputPump(boost::asio::io_context& io, int pipe_fd, int console_fd,
-                       std::string prefix, int file_fd)
+OutputPump::OutputPump(boost::asio::io_context& io, int pipe_fd, int console_fd, std::string prefix,
+                       int file_fd)
     : pipe_(io, pipe_fd), console_fd_(console_fd), prefix_(std::move(prefix)), file_fd_(file_fd) {
   pipe_.non_blocking(true);
 }
@@ -37,22 +37,22 @@ void OutputPump::Start() { ReadSome(); }
 
 void OutputPump::ReadSome() {
   reading_ = true;
-  pipe_.async_read_some(boost::asio::buffer(buffer_),
-                        [self = shared_from_this()](const boost::system::error_code& error,
-                                                    size_t bytes) {
-                          self->reading_ = false;
-                          if (self->closed_) return;
-                          // Bytes of a read that completed before a cancel still count, and
-                          // come before whatever the drain reads.
-                          if (bytes > 0) self->Forward({self->buffer_.data(), bytes});
-                          if (self->finishing_) {
-                            self->DrainAndClose();
-                          } else if (error) {
-                            self->Close();  // end of stream, or the pipe failed
-                          } else {
-                            self->ReadSome();
-                          }
-                        });
+  pipe_.async_read_some(
+      boost::asio::buffer(buffer_),
+      [self = shared_from_this()](const boost::system::error_code& error, size_t bytes) {
+        self->reading_ = false;
+        if (self->closed_) return;
+        // Bytes of a read that completed before a cancel still count, and
+        // come before whatever the drain reads.
+        if (bytes > 0) self->Forward({self->buffer_.data(), bytes});
+        if (self->finishing_) {
+          self->DrainAndClose();
+        } else if (error) {
+          self->Close();  // end of stream, or the pipe failed
+        } else {
+          self->ReadSome();
+        }
+      });
 }
 
 void OutputPump::Forward(std::string_view chunk) {

@@ -6,14 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "ddprun/agent/output_pump.h"
 #include "ddprun/agent/worker_process.h"
@@ -141,8 +140,8 @@ struct WorkerGroupSupervisor::Impl {
 
     const StdStreams redirected = options.redirects.For(local_rank);
     const StdStreams teed = options.tee.For(local_rank);
-    const bool shown = !options.local_ranks_filter ||
-                       options.local_ranks_filter->contains(local_rank);
+    const bool shown =
+        !options.local_ranks_filter || options.local_ranks_filter->contains(local_rank);
     const std::string prefix = "[rank" + std::to_string(worker.placement.global_rank) + "]: ";
     auto make_pump = [&](int pipe_fd, StdStreams stream, int console_fd, const std::string& file) {
       const bool to_file = Includes(redirected, stream) || Includes(teed, stream);
@@ -154,8 +153,8 @@ struct WorkerGroupSupervisor::Impl {
       }
       // A log file that cannot be opened falls back to the console: output is never dropped.
       const bool console = to_console || (to_file && file_fd < 0);
-      auto pump = std::make_shared<OutputPump>(io, pipe_fd, console ? console_fd : -1, prefix,
-                                               file_fd);
+      auto pump =
+          std::make_shared<OutputPump>(io, pipe_fd, console ? console_fd : -1, prefix, file_fd);
       pump->Start();
       return pump;
     };
@@ -210,9 +209,8 @@ struct WorkerGroupSupervisor::Impl {
       return;
     }
     // Stopping. A worker that ended by its own failure, not by our signals, is still reported.
-    const bool stopped_by_us = WIFSIGNALED(wait_status) &&
-                               (WTERMSIG(wait_status) == stop_signal ||
-                                WTERMSIG(wait_status) == SIGKILL);
+    const bool stopped_by_us = WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == stop_signal ||
+                                                            WTERMSIG(wait_status) == SIGKILL);
     if (!success && !stopped_by_us && phase != Phase::kInterrupted) {
       RecordFailure(worker, wait_status);
     }
@@ -292,9 +290,10 @@ struct WorkerGroupSupervisor::Impl {
         if (kill_error || AliveCount() == 0) return;
         for (auto& worker : workers) {
           if (!worker.alive) continue;
-          log->error("worker pid {} has not exited {} ms after SIGKILL (stuck in the kernel?); "
-                     "abandoning it",
-                     worker.pid, options.kill_timeout.count());
+          log->error(
+              "worker pid {} has not exited {} ms after SIGKILL (stuck in the kernel?); "
+              "abandoning it",
+              worker.pid, options.kill_timeout.count());
           worker.alive = false;
           worker.stdout_pump->Finish();
           worker.stderr_pump->Finish();

@@ -90,8 +90,8 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
   Fd stdin_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (stdin_fd.get() < 0) return ErrnoError("opening /dev/null for a worker's stdin", errno);
   Fd out_read, out_write, err_read, err_write, report_read, report_write;
-  for (auto [read_end, write_end] : {std::pair{&out_read, &out_write}, {&err_read, &err_write},
-                                     {&report_read, &report_write}}) {
+  for (auto [read_end, write_end] :
+       {std::pair{&out_read, &out_write}, {&err_read, &err_write}, {&report_read, &report_write}}) {
     if (Status s = MakePipe(*read_end, *write_end); !s.ok()) return s;
   }
   // Everything the child needs is prepared before fork: it may not allocate.

@@ -4,12 +4,11 @@
 #include <dirent.h>
 #include <sched.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-
-#include <CLI/CLI.hpp>
 
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/launcher/program_resolution.h"
@@ -66,8 +65,7 @@ int CountGpus() {
   if (DIR* dev = ::opendir("/dev")) {
     while (dirent* entry = ::readdir(dev)) {
       std::string name = entry->d_name;
-      if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
-          ParseInt(name.substr(6)).has_value()) {
+      if (name.size() > 6 && name.rfind("nvidia", 0) == 0 && ParseInt(name.substr(6)).has_value()) {
         ++count;
       }
     }
@@ -109,12 +107,24 @@ Status ResolveNnodes(const std::string& text, LaunchConfig& config) {
   auto min_nodes = ParseInt(text.substr(0, colon));
   auto max_nodes = colon == std::string::npos ? min_nodes : ParseInt(text.substr(colon + 1));
   if (!min_nodes || !max_nodes || *min_nodes < 1 || *max_nodes < *min_nodes) {
-    return InvalidArgumentError("--nnodes must be N or MIN:MAX with 1 <= MIN <= MAX, not '" +
-                                text + "'");
+    return InvalidArgumentError("--nnodes must be N or MIN:MAX with 1 <= MIN <= MAX, not '" + text +
+                                "'");
   }
   config.min_nodes = *min_nodes;
   config.max_nodes = *max_nodes;
   return Status::Ok();
+}
+
+// "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    items.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return items;
+    start = end + 1;
+  }
 }
 
 // "3", or a per-local-rank map "0:1,1:2" (torchrun's --redirects/--tee).
@@ -124,8 +134,10 @@ Result<PerRankStreams> ParsePerRankStreams(const std::string& flag, const std::s
     if (!number || *number < 0 || *number > 3) return std::nullopt;
     return static_cast<StdStreams>(*number);
   };
-  const std::string usage = flag + " must be 0 (none), 1 (stdout), 2 (stderr), 3 (both) or a map "
-                                   "like 0:1,1:2 from local rank to those, not '" + text + "'";
+  const std::string usage = flag +
+                            " must be 0 (none), 1 (stdout), 2 (stderr), 3 (both) or a map "
+                            "like 0:1,1:2 from local rank to those, not '" +
+                            text + "'";
   PerRankStreams result;
   if (text.find(':') == std::string::npos) {
     auto all = streams_of(text);
@@ -133,36 +145,27 @@ Result<PerRankStreams> ParsePerRankStreams(const std::string& flag, const std::s
     result.all = *all;
     return result;
   }
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
+  for (const std::string& item : SplitCommas(text)) {
     const auto colon = item.find(':');
     if (colon == std::string::npos) return InvalidArgumentError(usage);
     auto rank = ParseInt(item.substr(0, colon));
     auto streams = streams_of(item.substr(colon + 1));
     if (!rank || *rank < 0 || !streams) return InvalidArgumentError(usage);
     result.by_local_rank[*rank] = *streams;
-    start = end + 1;
   }
   return result;
 }
 
 Result<std::set<int>> ParseRankList(const std::string& text, int nproc) {
   std::set<int> ranks;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    auto rank = ParseInt(text.substr(start, end - start));
+  for (const std::string& item : SplitCommas(text)) {
+    auto rank = ParseInt(item);
     if (!rank || *rank < 0 || *rank >= nproc) {
       return InvalidArgumentError("--local_ranks_filter must list local ranks from 0 to " +
-                                  std::to_string(nproc - 1) + " separated by commas, not '" +
-                                  text + "'");
+                                  std::to_string(nproc - 1) + " separated by commas, not '" + text +
+                                  "'");
     }
     ranks.insert(*rank);
-    start = end + 1;
   }
   return ranks;
 }
@@ -188,15 +191,18 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
   auto pet = [](const char* dest) { return std::string("PET_") + dest; };
   app.add_option("--nproc_per_node,--nproc-per-node", raw.nproc_per_node,
                  "Workers on this node: N, auto (GPUs, else CPUs), cpu or gpu")
-      ->envname(pet("NPROC_PER_NODE"))->capture_default_str();
+      ->envname(pet("NPROC_PER_NODE"))
+      ->capture_default_str();
   app.add_option("--nnodes", raw.nnodes, "Nodes in the job: N or MIN:MAX")
-      ->envname(pet("NNODES"))->capture_default_str();
+      ->envname(pet("NNODES"))
+      ->capture_default_str();
   app.add_flag("--standalone", raw.standalone,
                "Single node with an embedded rendezvous server on 127.0.0.1 and a random run id")
       ->envname(pet("STANDALONE"));
   app.add_option("--rdzv_backend,--rdzv-backend", raw.rdzv_backend,
                  "Accepted for torchrun compatibility (static or c10d); ddprun has one rendezvous")
-      ->envname(pet("RDZV_BACKEND"))->capture_default_str();
+      ->envname(pet("RDZV_BACKEND"))
+      ->capture_default_str();
   app.add_option("--rdzv_endpoint,--rdzv-endpoint", raw.rdzv_endpoint,
                  "HOST[:PORT] of the rendezvous server (multi-node)")
       ->envname(pet("RDZV_ENDPOINT"));
@@ -208,16 +214,19 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
       ->envname(pet("RDZV_ID"));
   app.add_option("--max_restarts,--max-restarts", raw.max_restarts,
                  "Worker-group failures to restart before giving up")
-      ->envname(pet("MAX_RESTARTS"))->capture_default_str();
+      ->envname(pet("MAX_RESTARTS"))
+      ->capture_default_str();
   app.add_option("--monitor_interval,--monitor-interval", raw.monitor_interval,
                  "Accepted for torchrun compatibility; ddprun reacts to events and never polls")
       ->envname(pet("MONITOR_INTERVAL"));
   app.add_option("--start_method,--start-method", raw.start_method,
                  "Accepted for torchrun compatibility (spawn, fork, forkserver); workers are "
                  "always separate programs")
-      ->envname(pet("START_METHOD"))->check(CLI::IsMember({"spawn", "fork", "forkserver"}));
+      ->envname(pet("START_METHOD"))
+      ->check(CLI::IsMember({"spawn", "fork", "forkserver"}));
   app.add_option("--role", raw.role, "Worker role name (ROLE_NAME)")
-      ->envname(pet("ROLE"))->capture_default_str();
+      ->envname(pet("ROLE"))
+      ->capture_default_str();
   app.add_flag("-m,--module", raw.module, "Run the program as a Python module (python -m)")
       ->envname(pet("MODULE"));
   app.add_flag("--no_python,--no-python", raw.no_python,
@@ -230,24 +239,28 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
   app.add_option("-r,--redirects", raw.redirects,
                  "Send worker output to log files instead of the console: 0 none, 1 stdout, "
                  "2 stderr, 3 both, or per local rank as 0:1,1:2")
-      ->envname(pet("REDIRECTS"))->capture_default_str();
+      ->envname(pet("REDIRECTS"))
+      ->capture_default_str();
   app.add_option("-t,--tee", raw.tee,
                  "Copy worker output to log files as well as the console (values as -r)")
-      ->envname(pet("TEE"))->capture_default_str();
+      ->envname(pet("TEE"))
+      ->capture_default_str();
   app.add_option("--local_ranks_filter,--local-ranks-filter", raw.local_ranks_filter,
                  "Show console output of these local ranks only, e.g. 0,3")
       ->envname(pet("LOCAL_RANKS_FILTER"));
   app.add_option("--node_rank,--node-rank", raw.node_rank, "This node's rank (static rendezvous)")
-      ->envname(pet("NODE_RANK"))->capture_default_str();
-  app.add_option("--master_addr,--master-addr", raw.master_addr,
-                 "MASTER_ADDR given to the workers")
-      ->envname(pet("MASTER_ADDR"))->capture_default_str();
+      ->envname(pet("NODE_RANK"))
+      ->capture_default_str();
+  app.add_option("--master_addr,--master-addr", raw.master_addr, "MASTER_ADDR given to the workers")
+      ->envname(pet("MASTER_ADDR"))
+      ->capture_default_str();
   app.add_option("--master_port,--master-port", raw.master_port,
                  "MASTER_PORT given to the workers (default: a free port ddprun reserves)")
       ->envname(pet("MASTER_PORT"));
   app.add_option("--shutdown_timeout,--shutdown-timeout", raw.shutdown_timeout,
                  "Seconds between SIGTERM and SIGKILL when stopping workers")
-      ->envname(pet("SHUTDOWN_TIMEOUT"))->capture_default_str();
+      ->envname(pet("SHUTDOWN_TIMEOUT"))
+      ->capture_default_str();
   app.add_flag("--version", raw.version, "Print the version and exit");
 }
 
@@ -263,7 +276,8 @@ size_t FindProgram(CLI::App& app, const std::vector<std::string>& args, bool& sa
     }
     if (arg.size() < 2 || arg[0] != '-') return i;
     if (arg.find('=') != std::string::npos) continue;  // --flag=value
-    const CLI::Option* option = app.get_option_no_throw(arg.substr(0, arg[1] == '-' ? arg.size() : 2));
+    const CLI::Option* option =
+        app.get_option_no_throw(arg.substr(0, arg[1] == '-' ? arg.size() : 2));
     if (option == nullptr) continue;  // unknown: CLI11 reports it
     const bool takes_value = option->get_expected_min() > 0;
     const bool attached = arg[1] != '-' && arg.size() > 2;  // -r3
@@ -343,8 +357,10 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (raw.module && raw.no_python) {
     return InvalidArgumentError("-m/--module and --no_python cannot be used together");
   }
-  ProgramRequest request{program_args.front(), {program_args.begin() + 1, program_args.end()},
-                         raw.module, raw.no_python};
+  ProgramRequest request{program_args.front(),
+                         {program_args.begin() + 1, program_args.end()},
+                         raw.module,
+                         raw.no_python};
   auto argv = ResolveWorkerCommand(request);
   if (!argv.ok()) return argv.status();
   config.worker_argv = std::move(argv).value();
@@ -361,22 +377,25 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
 }  // namespace
 
 ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
-  CLI::App app("ddprun [OPTIONS] PROGRAM [ARGS...]\n\nStart and supervise the workers of a data-parallel job on this node.\n"
-               "Options as torchrun spells them (--nproc_per_node or --nproc-per-node; each also "
-               "read from PET_<NAME>).\nEverything after PROGRAM is passed to it verbatim.",
-               "ddprun");
-  app.footer("A .py PROGRAM runs as `python3 -u PROGRAM` (PYTHON_EXEC overrides the "
-             "interpreter); anything else is executed.\nExit status: 0 when every worker "
-             "exited 0; the root-cause worker's exit code (128+N for signal N) otherwise; 2 for "
-             "usage errors.");
+  CLI::App app(
+      "ddprun [OPTIONS] PROGRAM [ARGS...]\n\nStart and supervise the workers of a data-parallel "
+      "job on this node.\n"
+      "Options as torchrun spells them (--nproc_per_node or --nproc-per-node; each also "
+      "read from PET_<NAME>).\nEverything after PROGRAM is passed to it verbatim.",
+      "ddprun");
+  app.footer(
+      "A .py PROGRAM runs as `python3 -u PROGRAM` (PYTHON_EXEC overrides the "
+      "interpreter); anything else is executed.\nExit status: 0 when every worker "
+      "exited 0; the root-cause worker's exit code (128+N for signal N) otherwise; 2 for "
+      "usage errors.");
   RawOptions raw;
   DefineOptions(app, raw);
 
   bool saw_double_dash = false;
   const size_t program_index = FindProgram(app, args, saw_double_dash);
-  std::vector<std::string> own(args.begin(),
-                               args.begin() + static_cast<std::ptrdiff_t>(
-                                                  saw_double_dash ? program_index - 1 : program_index));
+  std::vector<std::string> own(
+      args.begin(), args.begin() + static_cast<std::ptrdiff_t>(saw_double_dash ? program_index - 1
+                                                                               : program_index));
   std::vector<std::string> program_args(args.begin() + static_cast<std::ptrdiff_t>(program_index),
                                         args.end());
   std::vector<std::string> reversed(own.rbegin(), own.rend());

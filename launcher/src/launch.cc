@@ -5,16 +5,15 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
-#include <boost/asio/io_context.hpp>
-
 #include "ddprun/agent/worker_group_supervisor.h"
+#include "ddprun/bound_socket.h"
 #include "ddprun/launcher/command_line.h"
-#include "ddprun/launcher/port_reservation.h"
 #include "ddprun/logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/version.h"
@@ -122,12 +121,16 @@ int Launch(const LaunchConfig& config) {
     return 1;
   }
 
-  std::optional<PortReservation> reserved_port;
+  // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host is
+  // given it, while rank 0's own listener (PyTorch's TCPStore, which also sets SO_REUSEADDR) can
+  // still bind it. No "find a free port, close it, hope" race.
+  std::optional<BoundSocket> reserved_port;
   int master_port = config.master_port.value_or(0);
   if (!config.master_port) {
-    auto reservation = PortReservation::Reserve(config.master_addr);
+    auto reservation = BoundSocket::Bind(config.master_addr, 0);
     if (!reservation.ok()) {
-      std::fprintf(stderr, "ddprun: error: %s\n", reservation.status().message().c_str());
+      std::fprintf(stderr, "ddprun: error: cannot reserve MASTER_PORT: %s; pass --master_port\n",
+                   reservation.status().message().c_str());
       return kUsageExit;
     }
     master_port = reservation->port();

@@ -53,9 +53,8 @@ Result<std::string> FindExecutable(const std::string& name) {
     }
     start = end + 1;
   }
-  return InvalidArgumentError("program '" + name +
-                              "' was not found on PATH; give its path (for example ./" + name +
-                              ")");
+  return InvalidArgumentError(
+      "program '" + name + "' was not found on PATH; give its path (for example ./" + name + ")");
 }
 
 Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& request) {
@@ -65,14 +64,15 @@ Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& requ
     const char* python_exec = std::getenv("PYTHON_EXEC");
     auto interpreter = FindExecutable(python_exec && *python_exec ? python_exec : "python3");
     if (!interpreter.ok()) {
-      return InvalidArgumentError("no Python interpreter to run '" + request.program + "': " +
-                                  interpreter.status().message() + " (set PYTHON_EXEC)");
+      return InvalidArgumentError("no Python interpreter to run '" + request.program +
+                                  "': " + interpreter.status().message() + " (set PYTHON_EXEC)");
     }
     argv = {interpreter.value(), "-u"};
     if (request.module) {
       argv.push_back("-m");
     } else if (::access(request.program.c_str(), R_OK) != 0) {
-      return InvalidArgumentError("script '" + request.program + "' does not exist or cannot be read");
+      return InvalidArgumentError("script '" + request.program +
+                                  "' does not exist or cannot be read");
     }
     argv.push_back(request.program);
   } else {

@@ -140,8 +140,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
   if (keys.empty()) return InvalidArgumentError("wait needs at least one key");
   if (keys.size() > limits_.max_keys_per_wait) {
     return InvalidArgumentError("wait names " + std::to_string(keys.size()) +
-                                " keys; the limit is " +
-                                std::to_string(limits_.max_keys_per_wait));
+                                " keys; the limit is " + std::to_string(limits_.max_keys_per_wait));
   }
   for (const auto& key : keys) {
     if (Status s = CheckKey(key); !s.ok()) return s;

@@ -1,11 +1,11 @@
 // Named stderr loggers; see logging.h.
 #include "ddprun/logging.h"
 
-#include <cstdlib>
-#include <mutex>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <mutex>
 
 namespace ddprun {
 

@@ -1,19 +1,18 @@
 // RendezvousServer; see rendezvous_server.h.
 #include "ddprun/rendezvous/rendezvous_server.h"
 
-#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-
+#include "ddprun/bound_socket.h"
 #include "ddprun/logging.h"
 #include "rendezvous_service.h"
 
@@ -29,7 +28,7 @@ struct RendezvousServer::Impl {
 
   // start_on_first_connection only: our listening socket, the thread that accepts on it, and
   // the gRPC entry point that takes each accepted connection.
-  int listen_fd = -1;
+  std::optional<BoundSocket> listener;
   std::thread acceptor;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> connections;  // guarded by mu
 
@@ -54,7 +53,7 @@ struct RendezvousServer::Impl {
   void AcceptLoop() {
     while (true) {
       // gRPC's transport needs a non-blocking socket: a blocking read would stall its poller.
-      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      const int fd = ::accept4(listener->fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         return;  // the listening socket was shut down
@@ -73,43 +72,12 @@ struct RendezvousServer::Impl {
         continue;
       }
       grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters connection;
-      connection.listener_fd = listen_fd;
+      connection.listener_fd = listener->fd();
       connection.fd = fd;  // gRPC takes ownership
       connections->HandleNewConnection(&connection);
     }
   }
 };
-
-namespace {
-
-// A listening TCP socket on host:port; the bound port is returned through `port`.
-Result<int> Listen(const std::string& host, int& port) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
-  if (::inet_pton(AF_INET, numeric.c_str(), &address.sin_addr) != 1) {
-    return InvalidArgumentError("the rendezvous server's bind address '" + host +
-                                "' is not an IPv4 address");
-  }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoError("socket for the rendezvous server", errno);
-  const int on = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(fd, SOMAXCONN) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return UnavailableError("the rendezvous server could not listen on " + host + ":" +
-                            std::to_string(port) + ": " + std::strerror(error));
-  }
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  port = ntohs(address.sin_port);
-  return fd;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
     const RendezvousServerOptions& options) {
@@ -124,9 +92,14 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   self->port_ = options.port;
 
   if (options.start_on_first_connection) {
-    auto fd = Listen(options.bind_host, self->port_);
-    if (!fd.ok()) return fd.status();
-    impl.listen_fd = fd.value();
+    auto listener = BoundSocket::Bind(options.bind_host, options.port);
+    if (!listener.ok()) {
+      return Status(listener.status().code(),
+                    "the rendezvous server: " + listener.status().message());
+    }
+    if (Status s = listener->Listen(); !s.ok()) return s;
+    self->port_ = listener->port();
+    impl.listener.emplace(std::move(listener).value());
     impl.acceptor = std::thread([&impl] { impl.AcceptLoop(); });
     return self;
   }
@@ -151,16 +124,15 @@ void RendezvousServer::Shutdown(std::chrono::milliseconds grace) {
     if (impl_->shut_down) return;
     impl_->shut_down = true;
   }
-  if (impl_->listen_fd >= 0) {
-    ::shutdown(impl_->listen_fd, SHUT_RDWR);  // wakes the acceptor's accept()
+  if (impl_->listener) {
+    ::shutdown(impl_->listener->fd(), SHUT_RDWR);  // wakes the acceptor's accept()
     impl_->acceptor.join();
-    ::close(impl_->listen_fd);
+    impl_->listener.reset();
   }
   if (impl_->server) {
     impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
     impl_->server->Wait();
   }
-
 }
 
 }  // namespace ddprun

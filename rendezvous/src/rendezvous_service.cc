@@ -43,9 +43,9 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
 
   void Start(const v1::WaitRequest& request) {
     if (request.timeout_ms() <= 0 || request.timeout_ms() > kMaxWaitMs) {
-      Finish({grpc::StatusCode::INVALID_ARGUMENT,
-              "wait timeout_ms must be in (0, " + std::to_string(kMaxWaitMs) + "], not " +
-                  std::to_string(request.timeout_ms())});
+      Finish({grpc::StatusCode::INVALID_ARGUMENT, "wait timeout_ms must be in (0, " +
+                                                      std::to_string(kMaxWaitMs) + "], not " +
+                                                      std::to_string(request.timeout_ms())});
       return;
     }
     std::vector<std::string> keys(request.keys().begin(), request.keys().end());
@@ -66,16 +66,16 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
     auto timeout = std::chrono::milliseconds(request.timeout_ms());
     std::string description = "wait for " + std::to_string(keys.size()) +
                               " key(s) timed out after " + std::to_string(timeout.count()) + " ms";
-    boost::asio::post(state->timer.get_executor(), [this, state, timeout, description,
-                                                    &store] {
+    boost::asio::post(state->timer.get_executor(), [this, state, timeout, description, &store] {
       if (state->done) return;
       state->timer.expires_after(timeout);
-      state->timer.async_wait([this, state, description, &store](const boost::system::error_code& error) {
-        if (error) return;  // cancelled: the wait completed
-        if (store.CancelWait(state->waiter_id)) {
-          Finish({grpc::StatusCode::DEADLINE_EXCEEDED, description});
-        }
-      });
+      state->timer.async_wait(
+          [this, state, description, &store](const boost::system::error_code& error) {
+            if (error) return;  // cancelled: the wait completed
+            if (store.CancelWait(state->waiter_id)) {
+              Finish({grpc::StatusCode::DEADLINE_EXCEEDED, description});
+            }
+          });
     });
   }
 
@@ -122,16 +122,16 @@ grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* contex
       ConstantTimeEquals(std::string_view(it->second.data(), it->second.size()), token_)) {
     return grpc::Status::OK;
   }
-  GetLogger("rendezvous")->warn("refused a call from {}: {} token", context->peer(),
-                                it == metadata.end() ? "missing" : "wrong");
+  GetLogger("rendezvous")
+      ->warn("refused a call from {}: {} token", context->peer(),
+             it == metadata.end() ? "missing" : "wrong");
   return {grpc::StatusCode::UNAUTHENTICATED,
           "the rendezvous server requires its token (DDPRUN_TOKEN); this call had a " +
               std::string(it == metadata.end() ? "missing" : "wrong") + " one"};
 }
 
 grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* context,
-                                                 const v1::SetRequest* request,
-                                                 v1::SetResponse*) {
+                                                 const v1::SetRequest* request, v1::SetResponse*) {
   if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
   return Finish(context, ToGrpcStatus(store_.Set(ScopeOf(request->scope()), request->key(),
                                                  request->value())));

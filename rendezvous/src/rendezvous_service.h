@@ -3,12 +3,11 @@
 // It holds no rendezvous logic of its own.
 #pragma once
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include "ddprun/rendezvous/key_value_store.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"

@@ -1,10 +1,10 @@
 // StoreClient; see store_client.h.
 #include "ddprun/rendezvous/store_client.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <charconv>
 #include <cstdlib>
-
-#include <grpcpp/grpcpp.h>
 
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
@@ -23,8 +23,8 @@ constexpr char kTokenMetadataKey[] = "x-ddprun-token";
 Status Describe(const grpc::Status& status, const std::string& what, const std::string& address) {
   if (status.ok()) return Status::Ok();
   Status converted = FromGrpcStatus(status);
-  std::string message = what + " at the rendezvous store " + address + " failed: " +
-                        converted.message();
+  std::string message =
+      what + " at the rendezvous store " + address + " failed: " + converted.message();
   return {converted.code(), message};
 }
 
@@ -66,8 +66,8 @@ StoreClient::StoreClient(StoreClientOptions options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(),
-                                           arguments);
+  auto channel =
+      grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(), arguments);
   impl_->stub = v1::Rendezvous::NewStub(channel);
 }
 
@@ -92,6 +92,17 @@ Request Scoped(const StoreClientOptions& options) {
   return request;
 }
 
+// One unary call of the stub, with the token and a deadline; errors say what was being done.
+template <typename Request, typename Response>
+Status Call(v1::Rendezvous::Stub& stub,
+            grpc::Status (v1::Rendezvous::Stub::*rpc)(grpc::ClientContext*, const Request&,
+                                                      Response*),
+            const StoreClientOptions& options, const Request& request, Response& response,
+            const std::string& what, std::chrono::milliseconds timeout) {
+  auto context = MakeContext(options, timeout);
+  return Describe((stub.*rpc)(context.get(), request, &response), what, options.address);
+}
+
 }  // namespace
 
 Status StoreClient::Set(const std::string& key, const std::string& value) {
@@ -99,18 +110,16 @@ Status StoreClient::Set(const std::string& key, const std::string& value) {
   request.set_key(key);
   request.set_value(value);
   v1::SetResponse response;
-  auto context = MakeContext(options_, options_.rpc_timeout);
-  return Describe(impl_->stub->Set(context.get(), request, &response), "set '" + key + "'",
-                  options_.address);
+  return Call(*impl_->stub, &v1::Rendezvous::Stub::Set, options_, request, response,
+              "set '" + key + "'", options_.rpc_timeout);
 }
 
 Result<std::string> StoreClient::Get(const std::string& key) {
   auto request = Scoped<v1::GetRequest>(options_);
   request.set_key(key);
   v1::GetResponse response;
-  auto context = MakeContext(options_, options_.rpc_timeout);
-  Status status = Describe(impl_->stub->Get(context.get(), request, &response),
-                           "get '" + key + "'", options_.address);
+  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::Get, options_, request, response,
+                       "get '" + key + "'", options_.rpc_timeout);
   if (!status.ok()) return status;
   return std::move(*response.mutable_value());
 }
@@ -120,9 +129,9 @@ Status StoreClient::Wait(const std::vector<std::string>& keys, std::chrono::mill
   for (const auto& key : keys) request.add_keys(key);
   request.set_timeout_ms(timeout.count());
   v1::WaitResponse response;
-  auto context = MakeContext(options_, timeout + options_.rpc_timeout);
-  return Describe(impl_->stub->Wait(context.get(), request, &response),
-                  "wait for " + std::to_string(keys.size()) + " key(s)", options_.address);
+  return Call(*impl_->stub, &v1::Rendezvous::Stub::Wait, options_, request, response,
+              "wait for " + std::to_string(keys.size()) + " key(s)",
+              timeout + options_.rpc_timeout);
 }
 
 Result<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
@@ -130,9 +139,8 @@ Result<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
   request.set_key(key);
   request.set_delta(delta);
   v1::AddResponse response;
-  auto context = MakeContext(options_, options_.rpc_timeout);
-  Status status = Describe(impl_->stub->Add(context.get(), request, &response),
-                           "add to '" + key + "'", options_.address);
+  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::Add, options_, request, response,
+                       "add to '" + key + "'", options_.rpc_timeout);
   if (!status.ok()) return status;
   return response.value();
 }
@@ -145,9 +153,8 @@ Result<StoreCompareSetOutcome> StoreClient::CompareSet(const std::string& key,
   request.set_expected(expected);
   request.set_desired(desired);
   v1::CompareSetResponse response;
-  auto context = MakeContext(options_, options_.rpc_timeout);
-  Status status = Describe(impl_->stub->CompareSet(context.get(), request, &response),
-                           "compare_set '" + key + "'", options_.address);
+  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::CompareSet, options_, request, response,
+                       "compare_set '" + key + "'", options_.rpc_timeout);
   if (!status.ok()) return status;
   return StoreCompareSetOutcome{std::move(*response.mutable_value()), response.swapped()};
 }
@@ -156,9 +163,8 @@ Result<bool> StoreClient::Delete(const std::string& key) {
   auto request = Scoped<v1::DeleteRequest>(options_);
   request.set_key(key);
   v1::DeleteResponse response;
-  auto context = MakeContext(options_, options_.rpc_timeout);
-  Status status = Describe(impl_->stub->Delete(context.get(), request, &response),
-                           "delete '" + key + "'", options_.address);
+  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::Delete, options_, request, response,
+                       "delete '" + key + "'", options_.rpc_timeout);
   if (!status.ok()) return status;
   return response.deleted();
 }

@@ -33,13 +33,14 @@ ddprun::Status Integer(const char* name, Int min_value, Int& out) {
 
 ddprun::Result<Environment> Environment::FromProcess() {
   Environment env;
-  for (ddprun::Status status : {Integer("RANK", 0, env.rank), Integer("WORLD_SIZE", 1, env.world_size),
-                                Integer("LOCAL_RANK", 0, env.local_rank),
-                                Integer("LOCAL_WORLD_SIZE", 1, env.local_world_size),
-                                Integer("GROUP_RANK", 0, env.group_rank),
-                                Integer("TORCHELASTIC_RESTART_COUNT", 0, env.restart_count),
-                                Integer("MASTER_PORT", 1, env.master_port),
-                                Integer<int64_t>("DDPRUN_ROUND", 0, env.round)}) {
+  for (ddprun::Status status :
+       {Integer("RANK", 0, env.rank), Integer("WORLD_SIZE", 1, env.world_size),
+        Integer("LOCAL_RANK", 0, env.local_rank),
+        Integer("LOCAL_WORLD_SIZE", 1, env.local_world_size),
+        Integer("GROUP_RANK", 0, env.group_rank),
+        Integer("TORCHELASTIC_RESTART_COUNT", 0, env.restart_count),
+        Integer("MASTER_PORT", 1, env.master_port),
+        Integer<int64_t>("DDPRUN_ROUND", 0, env.round)}) {
     if (!status.ok()) return status;
   }
   if (env.rank >= env.world_size) {

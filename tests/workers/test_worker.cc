@@ -49,13 +49,28 @@ void Write(int fd, const std::string& text) {
 }
 
 int PrintEnvironment() {
-  const char* names[] = {"LOCAL_RANK", "RANK", "GROUP_RANK", "ROLE_RANK", "ROLE_NAME",
-                         "LOCAL_WORLD_SIZE", "WORLD_SIZE", "GROUP_WORLD_SIZE", "ROLE_WORLD_SIZE",
-                         "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT",
-                         "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
-                         "TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE",
-                         "TORCH_NCCL_ASYNC_ERROR_HANDLING", "OMP_NUM_THREADS",
-                         "DDPRUN_STORE_ADDR", "DDPRUN_TOKEN", "DDPRUN_JOB_ID", "DDPRUN_ROUND",
+  const char* names[] = {"LOCAL_RANK",
+                         "RANK",
+                         "GROUP_RANK",
+                         "ROLE_RANK",
+                         "ROLE_NAME",
+                         "LOCAL_WORLD_SIZE",
+                         "WORLD_SIZE",
+                         "GROUP_WORLD_SIZE",
+                         "ROLE_WORLD_SIZE",
+                         "MASTER_ADDR",
+                         "MASTER_PORT",
+                         "TORCHELASTIC_RESTART_COUNT",
+                         "TORCHELASTIC_MAX_RESTARTS",
+                         "TORCHELASTIC_RUN_ID",
+                         "TORCHELASTIC_ERROR_FILE",
+                         "TORCHELASTIC_USE_AGENT_STORE",
+                         "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                         "OMP_NUM_THREADS",
+                         "DDPRUN_STORE_ADDR",
+                         "DDPRUN_TOKEN",
+                         "DDPRUN_JOB_ID",
+                         "DDPRUN_ROUND",
                          "USER_MARKER"};
   for (const char* name : names) {
     const char* value = std::getenv(name);
@@ -69,8 +84,8 @@ int Chatty(int lines) {
   const char letter = static_cast<char>('a' + rank % 26);
   for (int i = 0; i < lines; ++i) {
     const size_t length = static_cast<size_t>((i * 7919 + rank * 104729) % 10240);
-    std::string line = std::to_string(rank) + ":" + std::to_string(i) + ":" +
-                       std::string(length, letter) + "\n";
+    std::string line =
+        std::to_string(rank) + ":" + std::to_string(i) + ":" + std::string(length, letter) + "\n";
     // Many small writes per line, so the pipe sees lines in pieces.
     const int fd = i % 2 == 0 ? STDOUT_FILENO : STDERR_FILENO;
     for (size_t offset = 0; offset < line.size(); offset += 3000) {
@@ -162,9 +177,9 @@ int ExerciseStore() {
   ddprun::StoreClientOptions wrong = client.options();
   wrong.token = "not-the-token";
   auto intruder = ddprun::StoreClient::Connect(wrong);
-  failures += Check(intruder->Get("arrivals").status().code() ==
-                        ddprun::StatusCode::kUnauthenticated,
-                    "wrong token refused");
+  failures +=
+      Check(intruder->Get("arrivals").status().code() == ddprun::StatusCode::kUnauthenticated,
+            "wrong token refused");
   return failures == 0 ? 0 : 1;
 }
 

@@ -3,10 +3,10 @@
 // warn) sets the level of every logger. Thread-safe; call from any thread.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <memory>
 #include <string>
-
-#include <spdlog/logger.h>
 
 namespace ddprun {
 

@@ -1,10 +1,9 @@
 // Bad input: a one-line error that names the problem, exit status 2, and no process started.
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-
-#include <catch2/catch.hpp>
 
 #include "integration/launcher/launcher_test_support.h"
 
@@ -69,8 +68,8 @@ TEST_CASE("no program, a missing program and a non-executable one are usage erro
   CHECK(not_executable.code() == 2);
   CHECK(not_executable.err.find("is not executable") != std::string::npos);
 
-  auto missing_script = Run(Ddprun({"--standalone", dir / "missing.py"}),
-                            {{"PYTHON_EXEC", "/bin/echo"}});
+  auto missing_script =
+      Run(Ddprun({"--standalone", dir / "missing.py"}), {{"PYTHON_EXEC", "/bin/echo"}});
   CHECK(missing_script.code() == 2);
   CHECK(missing_script.err.find("does not exist or cannot be read") != std::string::npos);
 }
@@ -85,11 +84,11 @@ TEST_CASE("a --log_dir that cannot be created is a usage error") {
 TEST_CASE("--help documents every flag and --version prints the version") {
   auto help = Run(Ddprun({"--help"}));
   CHECK(help.code() == 0);
-  for (const char* flag : {"--nproc_per_node", "--nnodes", "--standalone", "--max_restarts",
-                           "--monitor_interval", "--rdzv_id", "--run_id", "--role", "--log_dir",
-                           "--redirects", "--tee", "--local_ranks_filter", "--module",
-                           "--no_python", "--node_rank", "--master_addr", "--master_port",
-                           "--shutdown_timeout", "--version"}) {
+  for (const char* flag :
+       {"--nproc_per_node", "--nnodes", "--standalone", "--max_restarts", "--monitor_interval",
+        "--rdzv_id", "--run_id", "--role", "--log_dir", "--redirects", "--tee",
+        "--local_ranks_filter", "--module", "--no_python", "--node_rank", "--master_addr",
+        "--master_port", "--shutdown_timeout", "--version"}) {
     INFO(flag);
     CHECK(help.out.find(flag) != std::string::npos);
   }

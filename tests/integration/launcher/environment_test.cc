@@ -1,9 +1,8 @@
 // What each worker sees: the environment contract, its arguments, the store.
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <catch2/catch.hpp>
 
 #include "integration/launcher/launcher_test_support.h"
 
@@ -11,10 +10,10 @@ using namespace ddprun::testing;
 
 TEST_CASE("every rank gets torchrun's variables with torchrun's meaning, plus ddprun's own") {
   ScratchDir logs;
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=3", "--max_restarts=2",
-                            "--role=trainer", "--run_id=envtest", "--log_dir=" + logs.path(),
-                            kTestWorker, "env"}),
-                    {{"OMP_NUM_THREADS", "\x01"}});
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=3", "--max_restarts=2", "--role=trainer",
+                  "--run_id=envtest", "--log_dir=" + logs.path(), kTestWorker, "env"}),
+          {{"OMP_NUM_THREADS", "\x01"}});
   REQUIRE(result.code() == 0);
   std::set<std::string> error_files, ports, stores;
   for (int rank = 0; rank < 3; ++rank) {

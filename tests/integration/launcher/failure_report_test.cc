@@ -26,8 +26,10 @@ TEST_CASE("the root cause's exit code becomes ddprun's, and its error file is sh
 }
 
 TEST_CASE("ddprun exits 0 only when every worker did") {
-  CHECK(Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "0", "0"})).code() == 0);
-  auto one_failed = Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "2", "5"}));
+  CHECK(Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "0", "0"})).code() ==
+        0);
+  auto one_failed =
+      Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "2", "5"}));
   CHECK(one_failed.code() == 5);
   CHECK(Count(one_failed.err, "exit       : exit code 5") == 1);
 }

@@ -1,9 +1,8 @@
 // Worker output: rank prefixes, whole lines, filters, per-worker log files.
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <catch2/catch.hpp>
 
 #include "integration/launcher/launcher_test_support.h"
 
@@ -66,8 +65,8 @@ TEST_CASE("a last line without a newline is still forwarded") {
 }
 
 TEST_CASE("--local_ranks_filter shows the console output of the chosen local ranks only") {
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=4", "--local_ranks_filter=1,3",
-                            kTestWorker, "env"}));
+  auto result = Run(Ddprun(
+      {"--standalone", "--nproc_per_node=4", "--local_ranks_filter=1,3", kTestWorker, "env"}));
   REQUIRE(result.code() == 0);
   CHECK(RankLines(result.out, 0).empty());
   CHECK_FALSE(RankLines(result.out, 1).empty());
@@ -77,9 +76,9 @@ TEST_CASE("--local_ranks_filter shows the console output of the chosen local ran
 
 TEST_CASE("--redirects writes worker output to per-worker files instead of the console") {
   ScratchDir logs;
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--redirects=3",
-                            "--log_dir=" + logs.path(), "--run_id=files", kTestWorker, "args",
-                            "hello"}));
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=2", "--redirects=3", "--log_dir=" + logs.path(),
+                  "--run_id=files", kTestWorker, "args", "hello"}));
   REQUIRE(result.code() == 0);
   CHECK(RankLines(result.out, 0).empty());
   for (int rank = 0; rank < 2; ++rank) {
@@ -91,9 +90,9 @@ TEST_CASE("--redirects writes worker output to per-worker files instead of the c
 
 TEST_CASE("--tee writes the files and still shows the output; a per-rank map selects ranks") {
   ScratchDir logs;
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--tee=0:1",
-                            "--log_dir=" + logs.path(), "--run_id=teed", kTestWorker, "args",
-                            "hi"}));
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=2", "--tee=0:1", "--log_dir=" + logs.path(),
+                  "--run_id=teed", kTestWorker, "args", "hi"}));
   REQUIRE(result.code() == 0);
   CHECK(RankLines(result.out, 0) == std::vector<std::string>{"arg[0]=hi"});
   CHECK(RankLines(result.out, 1) == std::vector<std::string>{"arg[0]=hi"});

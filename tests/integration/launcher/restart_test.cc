@@ -1,15 +1,14 @@
 // Restarts: the whole group, counted, with the count in the workers' environment.
-#include <filesystem>
-
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "integration/launcher/launcher_test_support.h"
 
 using namespace ddprun::testing;
 
 TEST_CASE("a failed worker restarts the whole group with TORCHELASTIC_RESTART_COUNT incremented") {
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=3", "--max_restarts=1",
-                            kTestWorker, "fail-once", "7"}));
+  auto result = Run(Ddprun(
+      {"--standalone", "--nproc_per_node=3", "--max_restarts=1", kTestWorker, "fail-once", "7"}));
   INFO(result.out << result.err);
   REQUIRE(result.code() == 0);
   for (int rank = 0; rank < 3; ++rank) {
@@ -23,15 +22,16 @@ TEST_CASE("a failed worker restarts the whole group with TORCHELASTIC_RESTART_CO
 
 TEST_CASE("--max_restarts counts failures: N restarts, then ddprun gives up") {
   ScratchDir logs;
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--max_restarts=2",
-                            "--log_dir=" + logs.path(), "--run_id=giveup", kTestWorker, "exit",
-                            "1", "9"}));
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=2", "--max_restarts=2",
+                  "--log_dir=" + logs.path(), "--run_id=giveup", kTestWorker, "exit", "1", "9"}));
   REQUIRE(result.code() == 9);
   CHECK(Count(result.err, "restart 1 of 2") == 1);
   CHECK(Count(result.err, "restart 2 of 2") == 1);
   CHECK(Count(result.err, "restarts used: 2 of 2") == 1);
   for (int attempt = 0; attempt < 3; ++attempt) {
-    CHECK(std::filesystem::exists(logs.path() + "/giveup/attempt_" + std::to_string(attempt) + "/1"));
+    CHECK(
+        std::filesystem::exists(logs.path() + "/giveup/attempt_" + std::to_string(attempt) + "/1"));
   }
   CHECK_FALSE(std::filesystem::exists(logs.path() + "/giveup/attempt_3"));
 }

@@ -1,9 +1,8 @@
 // Signals to ddprun reach every worker; shutdown is bounded; killing ddprun kills its workers.
 #include <signal.h>
 
-#include <cstring>
-
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "integration/launcher/launcher_test_support.h"
 
@@ -25,11 +24,11 @@ std::vector<pid_t> WaitForReadyWorkers(ChildProcess& ddprun, int count) {
 
 }  // namespace
 
-TEST_CASE("SIGTERM, SIGINT and SIGHUP to ddprun reach every worker, and ddprun exits 128+N") {
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) {
+TEST_CASE("SIGTERM, SIGINT, SIGHUP and SIGQUIT to ddprun reach every worker; ddprun exits 128+N") {
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
     DYNAMIC_SECTION("signal " << sigabbrev_np(signal_number)) {
-      ChildProcess ddprun(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker,
-                                  "wait-for-signal"}));
+      ChildProcess ddprun(
+          Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "wait-for-signal"}));
       REQUIRE(WaitForReadyWorkers(ddprun, 3).size() == 3);
       ddprun.Signal(signal_number);
       auto exit = ddprun.Wait();

@@ -1,7 +1,6 @@
 // The real gRPC rendezvous server on loopback, reached by the real StoreClient.
-#include <thread>
-
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/rendezvous/store_client.h"

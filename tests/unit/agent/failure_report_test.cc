@@ -1,9 +1,9 @@
 // The failure report and the exit status derived from it.
+#include "ddprun/agent/failure_report.h"
+
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-
-#include "ddprun/agent/failure_report.h"
 
 using namespace ddprun;
 

@@ -1,7 +1,7 @@
 // LineSplitter: chunks in, whole lines out.
-#include <catch2/catch.hpp>
-
 #include "ddprun/agent/line_splitter.h"
+
+#include <catch2/catch.hpp>
 
 using ddprun::LineSplitter;
 

@@ -1,7 +1,7 @@
 // The restart policy: --max_restarts counts group failures.
-#include <catch2/catch.hpp>
-
 #include "ddprun/agent/restart_policy.h"
+
+#include <catch2/catch.hpp>
 
 using ddprun::RestartPolicy;
 

@@ -1,7 +1,7 @@
 // The environment each worker gets.
-#include <catch2/catch.hpp>
-
 #include "ddprun/agent/worker_environment.h"
+
+#include <catch2/catch.hpp>
 
 using namespace ddprun;
 
@@ -53,8 +53,8 @@ TEST_CASE("OMP_NUM_THREADS is 1 for several workers unless the user set it") {
   WorkerPlacement single{0, 0, 0, 1, 1, 1};
   CHECK(BuildWorkerEnvironment({}, Job(), several, "e")["OMP_NUM_THREADS"] == "1");
   CHECK_FALSE(BuildWorkerEnvironment({}, Job(), single, "e").contains("OMP_NUM_THREADS"));
-  CHECK(BuildWorkerEnvironment({{"OMP_NUM_THREADS", "8"}}, Job(), several, "e")["OMP_NUM_THREADS"] ==
-        "8");
+  CHECK(BuildWorkerEnvironment({{"OMP_NUM_THREADS", "8"}}, Job(), several,
+                               "e")["OMP_NUM_THREADS"] == "8");
 }
 
 TEST_CASE("the contract's variables override stale inherited ones") {

@@ -1,9 +1,8 @@
 // The command line: torchrun's flags and spellings, PET_* variables, validation.
-#include <cstdlib>
+#include "ddprun/launcher/command_line.h"
 
 #include <catch2/catch.hpp>
-
-#include "ddprun/launcher/command_line.h"
+#include <cstdlib>
 
 using namespace ddprun;
 

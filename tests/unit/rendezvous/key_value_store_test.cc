@@ -1,7 +1,7 @@
 // KeyValueStore, the plain class behind the rendezvous service.
-#include <catch2/catch.hpp>
-
 #include "ddprun/rendezvous/key_value_store.h"
+
+#include <catch2/catch.hpp>
 
 using namespace ddprun;
 

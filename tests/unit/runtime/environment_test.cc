@@ -1,18 +1,23 @@
 // ddp::Environment: reading the contract, and clear errors without it.
-#include <cstdlib>
+#include "ddp/environment.h"
 
 #include <catch2/catch.hpp>
-
-#include "ddp/environment.h"
+#include <cstdlib>
 
 namespace {
 
 void SetContract() {
-  for (auto [name, value] : {std::pair{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"},
-                             {"LOCAL_WORLD_SIZE", "2"}, {"GROUP_RANK", "0"},
-                             {"TORCHELASTIC_RESTART_COUNT", "0"}, {"MASTER_ADDR", "127.0.0.1"},
-                             {"MASTER_PORT", "29500"}, {"DDPRUN_ROUND", "0"},
-                             {"DDPRUN_JOB_ID", "j"}, {"DDPRUN_STORE_ADDR", "127.0.0.1:1"}}) {
+  for (auto [name, value] : {std::pair{"RANK", "1"},
+                             {"WORLD_SIZE", "2"},
+                             {"LOCAL_RANK", "1"},
+                             {"LOCAL_WORLD_SIZE", "2"},
+                             {"GROUP_RANK", "0"},
+                             {"TORCHELASTIC_RESTART_COUNT", "0"},
+                             {"MASTER_ADDR", "127.0.0.1"},
+                             {"MASTER_PORT", "29500"},
+                             {"DDPRUN_ROUND", "0"},
+                             {"DDPRUN_JOB_ID", "j"},
+                             {"DDPRUN_STORE_ADDR", "127.0.0.1:1"}}) {
     ::setenv(name, value, 1);
   }
 }

@@ -46,12 +46,12 @@ struct LaunchConfig {
   bool standalone = false;
   std::string run_id = "none";
   std::string role = "default";
-  std::optional<std::string> log_dir;  // unset: a temporary directory, removed at exit
-  PerRankStreams redirects;            // to files only
-  PerRankStreams tee;                  // to files and the console
+  std::optional<std::string> log_dir;               // unset: a temporary directory, removed at exit
+  PerRankStreams redirects;                         // to files only
+  PerRankStreams tee;                               // to files and the console
   std::optional<std::set<int>> local_ranks_filter;  // console output of these local ranks only
   std::string master_addr = "127.0.0.1";
-  std::optional<int> master_port;  // unset: a port reserved by ddprun
+  std::optional<int> master_port;                      // unset: a port reserved by ddprun
   std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace
   // The worker's command line, resolved: the executable's path first, then its arguments.
   std::vector<std::string> worker_argv;

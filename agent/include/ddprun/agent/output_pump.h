@@ -6,11 +6,10 @@
 #pragma once
 
 #include <array>
-#include <memory>
-#include <string>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <memory>
+#include <string>
 
 #include "ddprun/agent/line_splitter.h"
 

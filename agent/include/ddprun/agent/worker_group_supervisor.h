@@ -11,6 +11,7 @@
 //   kernel) is abandoned with an error in the log, never waited for forever.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -18,8 +19,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "ddprun/agent/failure_report.h"
 #include "ddprun/agent/launch_config.h"
@@ -30,7 +29,7 @@
 namespace ddprun {
 
 struct SupervisorOptions {
-  int nproc = 1;           // workers on this node
+  int nproc = 1;  // workers on this node
   int node_rank = 0;
   int num_nodes = 1;
   int max_restarts = 0;

@@ -15,9 +15,9 @@
 namespace ddprun {
 
 struct SpawnedWorker {
-  pid_t pid = -1;         // also the process group id
-  int stdout_fd = -1;     // read end, close-on-exec; the caller owns it
-  int stderr_fd = -1;     // read end, close-on-exec; the caller owns it
+  pid_t pid = -1;      // also the process group id
+  int stdout_fd = -1;  // read end, close-on-exec; the caller owns it
+  int stderr_fd = -1;  // read end, close-on-exec; the caller owns it
 };
 
 // Starts argv[0] (a path: no PATH search) with exactly `envp` as its environment.

@@ -11,10 +11,10 @@
 namespace ddprun {
 
 struct ProgramRequest {
-  std::string program;             // script, executable or module name
-  std::vector<std::string> args;   // passed verbatim
-  bool module = false;             // -m
-  bool no_python = false;          // --no_python
+  std::string program;            // script, executable or module name
+  std::vector<std::string> args;  // passed verbatim
+  bool module = false;            // -m
+  bool no_python = false;         // --no_python
 };
 
 // The full argv, its first element an executable's path. INVALID_ARGUMENT with a one-line

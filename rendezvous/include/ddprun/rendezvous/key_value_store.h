@@ -26,10 +26,10 @@ struct StoreScopeKey {
 };
 
 struct KeyValueLimits {
-  size_t max_key_bytes = 1024;              // per key
-  size_t max_value_bytes = 1 << 20;         // per value (1 MiB)
-  size_t max_job_bytes = 64u << 20;         // keys + values of one job, all rounds (64 MiB)
-  size_t max_keys_per_wait = 1024;          // keys named by one wait
+  size_t max_key_bytes = 1024;       // per key
+  size_t max_value_bytes = 1 << 20;  // per value (1 MiB)
+  size_t max_job_bytes = 64u << 20;  // keys + values of one job, all rounds (64 MiB)
+  size_t max_keys_per_wait = 1024;   // keys named by one wait
 };
 
 struct CompareSetOutcome {

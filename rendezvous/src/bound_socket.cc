@@ -1,5 +1,5 @@
-// PortReservation; see port_reservation.h.
-#include "ddprun/launcher/port_reservation.h"
+// BoundSocket; see bound_socket.h.
+#include "ddprun/bound_socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,33 +12,33 @@
 
 namespace ddprun {
 
-Result<PortReservation> PortReservation::Reserve(const std::string& host) {
+Result<BoundSocket> BoundSocket::Bind(const std::string& host, int port) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
   const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
   if (::inet_pton(AF_INET, numeric.c_str(), &address.sin_addr) != 1) {
-    return UnavailableError("cannot reserve a port on '" + host +
-                            "': not an IPv4 address; pass --master_port");
+    return InvalidArgumentError("'" + host + "' is not an IPv4 address to bind");
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoError("socket for the master port", errno);
+  if (fd < 0) return ErrnoError("socket", errno);
   const int on = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
     ::close(fd);
-    return UnavailableError("cannot reserve a port on " + host + ": " + std::strerror(error) +
-                            "; pass --master_port or a local --master_addr");
+    return UnavailableError("cannot bind " + host + ":" + std::to_string(port) + ": " +
+                            std::strerror(error));
   }
   socklen_t length = sizeof(address);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  return PortReservation(fd, ntohs(address.sin_port));
+  return BoundSocket(fd, ntohs(address.sin_port));
 }
 
-PortReservation::PortReservation(PortReservation&& other) noexcept
+BoundSocket::BoundSocket(BoundSocket&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), port_(other.port_) {}
 
-PortReservation& PortReservation::operator=(PortReservation&& other) noexcept {
+BoundSocket& BoundSocket::operator=(BoundSocket&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
@@ -47,8 +47,15 @@ PortReservation& PortReservation::operator=(PortReservation&& other) noexcept {
   return *this;
 }
 
-PortReservation::~PortReservation() {
+BoundSocket::~BoundSocket() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+Status BoundSocket::Listen() {
+  if (::listen(fd_, SOMAXCONN) != 0) {
+    return ErrnoError("listen on port " + std::to_string(port_), errno);
+  }
+  return Status::Ok();
 }
 
 }  // namespace ddprun

@@ -1,0 +1,43 @@
+"""Shared helpers of the launcher benchmarks: where things are, and how to time them.
+
+Every benchmark runs the anchor (torchrun, from ../shared/anchors) beside ddprun in the same run
+and prints ratios; absolute times on shared machines are noise, ratios much less so.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ANCHORS = os.path.join(os.path.dirname(ROOT), "shared", "anchors")
+DDPRUN = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "launcher", "ddprun")
+# Debian's python, which has Debian's torch; torchrun 1.13 needs the anchor's one-line patch.
+PYTHON = "/usr/bin/python3"
+TORCHRUN = [PYTHON, os.path.join(ANCHORS, "torchrun_patched.py")]
+
+
+def wall_seconds(command, env=None):
+    """Runs command to completion; returns its wall time in seconds. Fails on a non-zero exit."""
+    start = time.perf_counter()
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def peak_rss_mib(command, env=None):
+    """Peak resident memory of command's process tree in MiB, as GNU time reports it (the
+    largest of the process and its descendants)."""
+    result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, check=True, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return int(result.stderr.strip().splitlines()[-1]) / 1024
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def require(path, what):
+    if not os.path.exists(path):
+        sys.exit(f"bench: {what} not found at {path}; run bench/run.sh, which builds and installs "
+                 "what is missing")

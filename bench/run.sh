@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every launcher benchmark, ddprun beside torchrun, after installing what they need
+# (Debian's python3-torch, OpenBLAS, GNU time) and building ddprun. Not part of the tests.
+#   bench/run.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+missing=()
+for package in python3-torch libopenblas-dev time; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  sudo_if_needed apt-get update -q
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+fi
+./run.sh build
+echo "== launch overhead (4 x /bin/true)"
+/usr/bin/python3 bench/launch_overhead.py "${1:-20}"
+echo "== restart latency (4 workers, rank 1 fails once)"
+/usr/bin/python3 bench/restart_latency.py "${1:-10}"
