@@ -165,12 +165,20 @@ struct WorkerGroupSupervisor::Impl {
     return Status::Ok();
   }
 
-  void RecordSpawnFailure(Worker& worker, const Status& status) {
+  // A failure of `worker` observed now.
+  WorkerFailure NewFailure(const Worker& worker) const {
     WorkerFailure failure;
     failure.time = std::chrono::system_clock::now();
     failure.host = options.host;
     failure.global_rank = worker.placement.global_rank;
     failure.local_rank = worker.placement.local_rank;
+    failure.pid = worker.pid;
+    failure.error_file = worker.error_file;
+    return failure;
+  }
+
+  void RecordSpawnFailure(const Worker& worker, const Status& status) {
+    WorkerFailure failure = NewFailure(worker);
     failure.spawn_error = status.message();
     failures.push_back(std::move(failure));
     log->error("could not start rank {}: {}", worker.placement.global_rank, status.message());
@@ -218,18 +226,12 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void RecordFailure(const Worker& worker, int wait_status) {
-    WorkerFailure failure;
-    failure.time = std::chrono::system_clock::now();
-    failure.host = options.host;
-    failure.global_rank = worker.placement.global_rank;
-    failure.local_rank = worker.placement.local_rank;
-    failure.pid = worker.pid;
+    WorkerFailure failure = NewFailure(worker);
     if (WIFSIGNALED(wait_status)) {
       failure.term_signal = WTERMSIG(wait_status);
     } else {
       failure.exit_code = WEXITSTATUS(wait_status);
     }
-    failure.error_file = worker.error_file;
     failure.error_file_text = ReadSmallFile(worker.error_file);
     log->warn("rank {} (pid {}) failed: {}", failure.global_rank, failure.pid,
               DescribeExit(failure));

@@ -202,7 +202,10 @@ int main(int argc, char** argv) {
   if (mode == "fail-once") return FailOnce(arg(2));
   if (mode == "exit") return Rank() == arg(2) ? arg(3) : 0;
   if (mode == "kill-self") {
-    if (Rank() == arg(2)) ::raise(arg(3));
+    if (Rank() == arg(2)) {
+      ::signal(arg(3), SIG_DFL);  // sanitizers install their own SIGSEGV handler
+      ::raise(arg(3));
+    }
     return 0;
   }
   if (mode == "error-file") {

@@ -81,7 +81,7 @@ TEST_CASE("a --log_dir that cannot be created is a usage error") {
   ExpectUsageError({"--standalone", "--log_dir=" + file + "/logs"}, "--log_dir: cannot create");
 }
 
-TEST_CASE("--help documents every flag and --version prints the version") {
+TEST_CASE("the flag --help documents every flag and --version prints the version") {
   auto help = Run(Ddprun({"--help"}));
   CHECK(help.code() == 0);
   for (const char* flag :

@@ -92,7 +92,7 @@ TEST_CASE("everything after the program is passed to it verbatim, flags included
   CHECK(lines[3] == "arg[3]=-m");
 }
 
-TEST_CASE("a .py program runs under PYTHON_EXEC with -u; -m runs a module; --no_python executes") {
+TEST_CASE("a .py program runs under PYTHON_EXEC with -u: -m runs a module: --no_python executes") {
   ScratchDir dir;
   const std::string script = dir / "train.py";
   std::ofstream(script) << "#!/bin/sh\necho executed directly \"$@\"\n";

@@ -7,7 +7,7 @@
 
 using namespace ddprun::testing;
 
-TEST_CASE("a worker killed by a signal is reported with the signal's name; ddprun exits 128+N") {
+TEST_CASE("a worker killed by a signal is reported with the signal's name: ddprun exits 128+N") {
   auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "kill-self", "1",
                             std::to_string(SIGSEGV)}));
   CHECK(result.code() == 128 + SIGSEGV);

@@ -64,7 +64,7 @@ TEST_CASE("a last line without a newline is still forwarded") {
   CHECK(RankLines(result.out, 1) == std::vector<std::string>{"no newline at the end"});
 }
 
-TEST_CASE("--local_ranks_filter shows the console output of the chosen local ranks only") {
+TEST_CASE("the flag --local_ranks_filter shows the console output of the chosen local ranks only") {
   auto result = Run(Ddprun(
       {"--standalone", "--nproc_per_node=4", "--local_ranks_filter=1,3", kTestWorker, "env"}));
   REQUIRE(result.code() == 0);
@@ -74,7 +74,7 @@ TEST_CASE("--local_ranks_filter shows the console output of the chosen local ran
   CHECK_FALSE(RankLines(result.out, 3).empty());
 }
 
-TEST_CASE("--redirects writes worker output to per-worker files instead of the console") {
+TEST_CASE("the flag --redirects writes worker output to per-worker files instead of the console") {
   ScratchDir logs;
   auto result =
       Run(Ddprun({"--standalone", "--nproc_per_node=2", "--redirects=3", "--log_dir=" + logs.path(),
@@ -88,7 +88,7 @@ TEST_CASE("--redirects writes worker output to per-worker files instead of the c
   }
 }
 
-TEST_CASE("--tee writes the files and still shows the output; a per-rank map selects ranks") {
+TEST_CASE("the flag --tee writes the files and still shows the output: a per-rank map selects ranks") {
   ScratchDir logs;
   auto result =
       Run(Ddprun({"--standalone", "--nproc_per_node=2", "--tee=0:1", "--log_dir=" + logs.path(),

@@ -20,7 +20,7 @@ TEST_CASE("a failed worker restarts the whole group with TORCHELASTIC_RESTART_CO
   CHECK(Count(result.err, "restarting all 3 worker(s) (restart 1 of 1)") == 1);
 }
 
-TEST_CASE("--max_restarts counts failures: N restarts, then ddprun gives up") {
+TEST_CASE("the flag --max_restarts counts failures: N restarts, then ddprun gives up") {
   ScratchDir logs;
   auto result =
       Run(Ddprun({"--standalone", "--nproc_per_node=2", "--max_restarts=2",

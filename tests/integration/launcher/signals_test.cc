@@ -24,7 +24,7 @@ std::vector<pid_t> WaitForReadyWorkers(ChildProcess& ddprun, int count) {
 
 }  // namespace
 
-TEST_CASE("SIGTERM, SIGINT, SIGHUP and SIGQUIT to ddprun reach every worker; ddprun exits 128+N") {
+TEST_CASE("SIGTERM, SIGINT, SIGHUP and SIGQUIT to ddprun reach every worker: ddprun exits 128+N") {
   for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
     DYNAMIC_SECTION("signal " << sigabbrev_np(signal_number)) {
       ChildProcess ddprun(

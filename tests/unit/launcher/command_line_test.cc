@@ -44,7 +44,7 @@ TEST_CASE("PET_* variables set flags, and the command line wins over them") {
   CHECK(Parsed({"--nproc_per_node=2", "/bin/true"}).nproc_per_node == 2);
 }
 
-TEST_CASE("options end at the program; its arguments are kept verbatim") {
+TEST_CASE("options end at the program: its arguments are kept verbatim") {
   auto config = Parsed({"--nproc_per_node", "2", "/bin/echo", "--nproc_per_node=9", "-m", "x"});
   CHECK(config.nproc_per_node == 2);
   CHECK(config.worker_argv ==
@@ -58,7 +58,7 @@ TEST_CASE("short flags take attached or separate values") {
   CHECK(Parsed({"-t", "1", "/bin/true"}).tee.all == StdStreams::kStdout);
 }
 
-TEST_CASE("--redirects and --tee take a value or a per-local-rank map") {
+TEST_CASE("the flag --redirects and --tee take a value or a per-local-rank map") {
   auto config = Parsed({"--nproc_per_node=3", "--redirects=0:1,2:3", "/bin/true"});
   CHECK(config.redirects.For(0) == StdStreams::kStdout);
   CHECK(config.redirects.For(1) == StdStreams::kNone);
@@ -66,7 +66,7 @@ TEST_CASE("--redirects and --tee take a value or a per-local-rank map") {
   CHECK(ErrorOf({"--tee=0:4", "/bin/true"}).find("--tee must be") != std::string::npos);
 }
 
-TEST_CASE("--nproc_per_node accepts auto and cpu, and refuses nonsense") {
+TEST_CASE("the flag --nproc_per_node accepts auto and cpu, and refuses nonsense") {
   CHECK(Parsed({"--nproc_per_node=cpu", "/bin/true"}).nproc_per_node >= 1);
   CHECK(Parsed({"--nproc_per_node=auto", "/bin/true"}).nproc_per_node >= 1);
   for (const char* bad : {"0", "-1", "abc", "1.5", "99999999", ""}) {
@@ -76,19 +76,19 @@ TEST_CASE("--nproc_per_node accepts auto and cpu, and refuses nonsense") {
   }
 }
 
-TEST_CASE("--nproc_per_node=gpu with no GPU visible is an error that says so") {
+TEST_CASE("the flag --nproc_per_node=gpu with no GPU visible is an error that says so") {
   ScopedEnv no_gpus("CUDA_VISIBLE_DEVICES", "");
   CHECK(ErrorOf({"--nproc_per_node=gpu", "/bin/true"}).find("no GPU") != std::string::npos);
 }
 
-TEST_CASE("--nnodes is N or MIN:MAX; more than one node is refused clearly for now") {
+TEST_CASE("the flag --nnodes is N or MIN:MAX: more than one node is refused clearly for now") {
   CHECK(Parsed({"--nnodes=1", "/bin/true"}).max_nodes == 1);
   CHECK(Parsed({"--nnodes=1:1", "/bin/true"}).max_nodes == 1);
   CHECK(ErrorOf({"--nnodes=2", "/bin/true"}).find("multi-node") != std::string::npos);
   CHECK(ErrorOf({"--nnodes=0", "/bin/true"}).find("--nnodes must be") != std::string::npos);
 }
 
-TEST_CASE("--standalone makes a random run id unless one is given; otherwise it is 'none'") {
+TEST_CASE("the flag --standalone makes a random run id unless one is given: otherwise it is 'none'") {
   auto first = Parsed({"--standalone", "/bin/true"});
   auto second = Parsed({"--standalone", "/bin/true"});
   CHECK(first.run_id.size() == 36);
@@ -98,17 +98,17 @@ TEST_CASE("--standalone makes a random run id unless one is given; otherwise it 
   CHECK(ErrorOf({"--run_id=a/b", "/bin/true"}).find("must not contain '/'") != std::string::npos);
 }
 
-TEST_CASE("--shutdown_timeout is in seconds; --monitor_interval is accepted") {
+TEST_CASE("the flag --shutdown_timeout is in seconds: --monitor_interval is accepted") {
   auto config = Parsed({"--shutdown_timeout=1.5", "--monitor_interval=5", "/bin/true"});
   CHECK(config.shutdown_timeout == std::chrono::milliseconds(1500));
 }
 
-TEST_CASE("--help and --version are requests, not errors") {
+TEST_CASE("the flag --help and --version are requests, not errors") {
   CHECK(std::holds_alternative<HelpRequest>(ParseCommandLine({"--help"})));
   CHECK(std::holds_alternative<HelpRequest>(ParseCommandLine({"-h"})));
   CHECK(std::holds_alternative<VersionRequest>(ParseCommandLine({"--version"})));
 }
 
-TEST_CASE("-m and --no_python cannot be combined") {
+TEST_CASE("the flag -m and --no_python cannot be combined") {
   CHECK(ErrorOf({"-m", "--no_python", "pkg"}).find("cannot be used together") != std::string::npos);
 }

@@ -10,7 +10,7 @@ const StoreScopeKey kRound0{"job", 0};
 const StoreScopeKey kRound1{"job", 1};
 }  // namespace
 
-TEST_CASE("set then get returns the value; an absent key is NOT_FOUND") {
+TEST_CASE("set then get returns the value: an absent key is NOT_FOUND") {
   KeyValueStore store;
   REQUIRE(store.Set(kRound0, "k", "v").ok());
   CHECK(store.Get(kRound0, "k").value() == "v");
