@@ -66,7 +66,9 @@ case "${1:-}" in
     run_tests "$BUILD_DIR"
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
       echo "run.sh: the suite again under AddressSanitizer and UndefinedBehaviorSanitizer"
-      build "$BUILD_DIR-asan" -DDDPRUN_SANITIZER=address,undefined -DDDPRUN_WITH_CUDA=OFF
+      # Debug (-O0) compiles about twice as fast as -O2 and the suite is short either way.
+      build "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_SANITIZER=address,undefined \
+        -DDDPRUN_WITH_CUDA=OFF
       run_tests "$BUILD_DIR-asan"
     fi
     ;;

@@ -44,7 +44,7 @@ Result<std::string> NewToken() {
   return token;
 }
 
-// A directory created for this run and removed when it ends.
+// A directory created for this run and removed when it ends, unless kept.
 class TemporaryDirectory {
  public:
   static Result<TemporaryDirectory> Create() {
@@ -55,19 +55,23 @@ class TemporaryDirectory {
     }
     return TemporaryDirectory(pattern);
   }
-  TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::move(other.path_)) {
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept
+      : path_(std::move(other.path_)), kept_(other.kept_) {
     other.path_.clear();
   }
   ~TemporaryDirectory() {
-    if (path_.empty()) return;
+    if (path_.empty() || kept_) return;
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
   const std::string& path() const { return path_; }
+  // Leaves the directory in place at exit.
+  void Keep() { kept_ = true; }
 
  private:
   explicit TemporaryDirectory(std::string path) : path_(std::move(path)) {}
   std::string path_;
+  bool kept_ = false;
 };
 
 std::string ProgramLabel(const LaunchConfig& config) {
@@ -99,9 +103,10 @@ int Launch(const LaunchConfig& config) {
     }
     temporary_logs.emplace(std::move(created).value());
     log_dir = temporary_logs->path();
+    // Error files only: removed at exit. Logs the user asked for: kept, as torchrun does.
     if (config.redirects.Any() || config.tee.Any()) {
-      std::fprintf(stderr,
-                   "ddprun: worker logs go to %s, removed at exit; pass --log_dir to keep them\n",
+      temporary_logs->Keep();
+      std::fprintf(stderr, "ddprun: worker logs go to %s (choose the place with --log_dir)\n",
                    log_dir.c_str());
     }
   }

@@ -88,7 +88,8 @@ TEST_CASE("the flag --redirects writes worker output to per-worker files instead
   }
 }
 
-TEST_CASE("the flag --tee writes the files and still shows the output: a per-rank map selects ranks") {
+TEST_CASE(
+    "the flag --tee writes the files and still shows the output: a per-rank map selects ranks") {
   ScratchDir logs;
   auto result =
       Run(Ddprun({"--standalone", "--nproc_per_node=2", "--tee=0:1", "--log_dir=" + logs.path(),

@@ -31,6 +31,16 @@ struct ServerFixture {
     options.rpc_timeout = 10s;
     return StoreClient::Connect(options);
   }
+  // Waits, bounded, until the server holds `count` pending waits.
+  bool WaitForPendingWaits(size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (server->store().pending_waiters() < count) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
   std::unique_ptr<RendezvousServer> server;
 };
 
@@ -64,7 +74,7 @@ TEST_CASE("a wait blocks until another client sets the key") {
   std::thread waiting([&] { waited = waiter->Wait({"go"}, 30s); });
   // The setter waits until the waiter is registered on the server, so the test covers a wait
   // that is pending when the key arrives.
-  while (fixture.server->store().pending_waiters() == 0) std::this_thread::yield();
+  REQUIRE(fixture.WaitForPendingWaits(1));
   REQUIRE(setter->Set("go", "now").ok());
   waiting.join();
   CHECK(waited.ok());
@@ -80,7 +90,7 @@ TEST_CASE("many concurrent waits are all released by one set") {
       if (fixture.Client()->Wait({"barrier"}, 30s).ok()) ++released;
     });
   }
-  while (fixture.server->store().pending_waiters() < kWaiters) std::this_thread::yield();
+  REQUIRE(fixture.WaitForPendingWaits(kWaiters));
   REQUIRE(fixture.Client()->Set("barrier", "open").ok());
   for (auto& t : threads) t.join();
   CHECK(released == kWaiters);

@@ -88,7 +88,8 @@ TEST_CASE("the flag --nnodes is N or MIN:MAX: more than one node is refused clea
   CHECK(ErrorOf({"--nnodes=0", "/bin/true"}).find("--nnodes must be") != std::string::npos);
 }
 
-TEST_CASE("the flag --standalone makes a random run id unless one is given: otherwise it is 'none'") {
+TEST_CASE(
+    "the flag --standalone makes a random run id unless one is given: otherwise it is 'none'") {
   auto first = Parsed({"--standalone", "/bin/true"});
   auto second = Parsed({"--standalone", "/bin/true"});
   CHECK(first.run_id.size() == 36);

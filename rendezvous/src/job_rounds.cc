@@ -1,0 +1,260 @@
+// JobRounds; see job_rounds.h.
+#include "ddprun/rendezvous/job_rounds.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ddprun {
+namespace {
+
+std::string Seconds(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(duration.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+JobRounds::JobRounds(RendezvousSettings settings, RendezvousTime now)
+    : settings_(settings), join_deadline_(now + settings.join_timeout) {}
+
+Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
+  if (state_ == State::kComplete || state_ == State::kFailed) {
+    return FailedPreconditionError("the job has already ended (" +
+                                   std::string(state_ == State::kComplete ? "complete" : "failed") +
+                                   "); start it with a new --rdzv_id");
+  }
+  if (node.node_id.empty() || node.host.empty() || node.nproc < 1) {
+    return InvalidArgumentError("a node must have an id, a host and at least one worker");
+  }
+  Node& entry = nodes_[node.node_id];
+  entry.description = node;
+  entry.last_heartbeat = now;
+  if (!entry.joined) {
+    entry.joined = true;
+    entry.joined_at = now;
+  }
+  if (state_ == State::kRunning) {
+    const bool member = std::find(members_.begin(), members_.end(), node.node_id) != members_.end();
+    if (member) {
+      StartNextRound("node " + node.host + " joined again", now);
+    } else if (static_cast<int>(members_.size()) < settings_.max_nodes) {
+      StartNextRound("scale-up: node " + node.host + " joined", now);
+    }
+    return Status::Ok();  // else it waits for a round with room
+  }
+  MaybeCompleteRound(now);
+  return Status::Ok();
+}
+
+Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) {
+    return NotFoundError("node " + node_id +
+                         " is not part of the job (declared lost?); join again");
+  }
+  it->second.last_heartbeat = now;
+  return Status::Ok();
+}
+
+void JobRounds::Leave(const std::string& node_id, RendezvousTime now) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return;
+  RemoveNode(node_id, "node " + it->second.description.host + " left", now);
+}
+
+void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
+                             const std::string& description, RendezvousTime now) {
+  if (state_ != State::kRunning || round != round_) return;  // stale: that round is over
+  if (std::find(members_.begin(), members_.end(), node_id) == members_.end()) return;
+  last_failure_ = description;
+  if (restarts_used_ < settings_.max_restarts) {
+    ++restarts_used_;
+    StartNextRound("worker failure: " + description + " (restart " +
+                       std::to_string(restarts_used_) + " of " +
+                       std::to_string(settings_.max_restarts) + ")",
+                   now);
+    return;
+  }
+  FailJob(description + " (restarts used: " + std::to_string(restarts_used_) + " of " +
+          std::to_string(settings_.max_restarts) + ")");
+}
+
+void JobRounds::NodeSucceeded(const std::string& node_id, int64_t round) {
+  if (state_ != State::kRunning || round != round_) return;
+  if (std::find(members_.begin(), members_.end(), node_id) == members_.end()) return;
+  succeeded_.insert(node_id);
+  if (succeeded_.size() < members_.size()) return;
+  state_ = State::kComplete;
+  for (const auto& [id, node] : nodes_) Emit(id, NodeEvent::Type::kJobComplete, "");
+}
+
+void JobRounds::Tick(RendezvousTime now) {
+  if (state_ == State::kComplete || state_ == State::kFailed) return;
+  std::vector<std::string> lost;
+  for (const auto& [id, node] : nodes_) {
+    if (now - node.last_heartbeat >= settings_.heartbeat_timeout) lost.push_back(id);
+  }
+  for (const auto& id : lost) {
+    RemoveNode(id,
+               "node " + nodes_.at(id).description.host + " lost: no heartbeat for " +
+                   Seconds(settings_.heartbeat_timeout),
+               now);
+    if (state_ == State::kFailed) return;
+  }
+  if (state_ != State::kForming) return;
+  if (static_cast<int>(JoinedCount()) < settings_.min_nodes && now >= join_deadline_) {
+    FailJob("only " + std::to_string(JoinedCount()) + " of the " +
+            std::to_string(settings_.min_nodes) + " nodes needed joined within join_timeout (" +
+            Seconds(settings_.join_timeout) + ")");
+    return;
+  }
+  MaybeCompleteRound(now);
+}
+
+std::optional<RendezvousTime> JobRounds::NextDeadline() const {
+  if (state_ == State::kComplete || state_ == State::kFailed) return std::nullopt;
+  std::optional<RendezvousTime> next;
+  auto consider = [&next](RendezvousTime t) {
+    if (!next || t < *next) next = t;
+  };
+  for (const auto& [id, node] : nodes_) consider(node.last_heartbeat + settings_.heartbeat_timeout);
+  if (state_ == State::kForming) {
+    consider(join_deadline_);
+    if (last_call_deadline_) consider(*last_call_deadline_);
+  }
+  return next;
+}
+
+std::vector<NodeEvent> JobRounds::TakeEvents() { return std::exchange(events_, {}); }
+
+std::vector<std::string> JobRounds::joined() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, node] : nodes_) {
+    if (node.joined) ids.push_back(id);
+  }
+  return ids;
+}
+
+size_t JobRounds::JoinedCount() const {
+  size_t count = 0;
+  for (const auto& [id, node] : nodes_) count += node.joined ? 1 : 0;
+  return count;
+}
+
+void JobRounds::MaybeCompleteRound(RendezvousTime now) {
+  if (state_ != State::kForming) return;
+  const int joined_count = static_cast<int>(JoinedCount());
+  if (joined_count >= settings_.max_nodes) {
+    CompleteRound();
+    return;
+  }
+  if (joined_count < settings_.min_nodes) {
+    last_call_deadline_.reset();
+    return;
+  }
+  const bool everyone_expected_is_back =
+      !expected_.empty() && std::all_of(expected_.begin(), expected_.end(), [this](auto& id) {
+        auto it = nodes_.find(id);
+        return it == nodes_.end() || it->second.joined;
+      });
+  if (everyone_expected_is_back) {
+    CompleteRound();
+    return;
+  }
+  if (!last_call_deadline_) last_call_deadline_ = now + settings_.last_call_timeout;
+  if (now >= *last_call_deadline_) CompleteRound();
+}
+
+void JobRounds::CompleteRound() {
+  // Previous members keep their order (and so their ranks when membership is unchanged); new
+  // nodes follow in the order they joined. Nodes beyond max_nodes wait for a later round.
+  std::vector<const Node*> candidates;
+  for (const auto& [id, node] : nodes_) {
+    if (node.joined) candidates.push_back(&node);
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Node* a, const Node* b) {
+    if (a->previous_group_rank.has_value() != b->previous_group_rank.has_value()) {
+      return a->previous_group_rank.has_value();
+    }
+    if (a->previous_group_rank && *a->previous_group_rank != *b->previous_group_rank) {
+      return *a->previous_group_rank < *b->previous_group_rank;
+    }
+    if (a->joined_at != b->joined_at) return a->joined_at < b->joined_at;
+    return a->description.node_id < b->description.node_id;
+  });
+  if (static_cast<int>(candidates.size()) > settings_.max_nodes) {
+    candidates.resize(static_cast<size_t>(settings_.max_nodes));
+  }
+
+  members_.clear();
+  int world_size = 0;
+  for (const Node* node : candidates) {
+    members_.push_back(node->description.node_id);
+    world_size += node->description.nproc;
+  }
+  for (auto& [id, node] : nodes_) node.previous_group_rank.reset();
+
+  state_ = State::kRunning;
+  succeeded_.clear();
+  expected_.clear();
+  last_call_deadline_.reset();
+  const NodeDescription& master = nodes_.at(members_.front()).description;
+  int first_global_rank = 0;
+  for (size_t rank = 0; rank < members_.size(); ++rank) {
+    Node& node = nodes_.at(members_[rank]);
+    node.joined = false;
+    node.previous_group_rank = static_cast<int>(rank);
+    NodeEvent event{members_[rank], NodeEvent::Type::kRoundReady, {}, ""};
+    event.assignment = {round_,
+                        static_cast<int>(rank),
+                        static_cast<int>(members_.size()),
+                        first_global_rank,
+                        world_size,
+                        master.host,
+                        master.master_port,
+                        restarts_used_};
+    events_.push_back(std::move(event));
+    first_global_rank += node.description.nproc;
+  }
+}
+
+void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now) {
+  for (const auto& id : members_) Emit(id, NodeEvent::Type::kRestart, reason);
+  expected_ = std::set<std::string>(members_.begin(), members_.end());
+  for (const auto& [id, node] : nodes_) {
+    if (node.joined) expected_.insert(id);
+  }
+  state_ = State::kForming;
+  ++round_;
+  members_.clear();
+  succeeded_.clear();
+  join_deadline_ = now + settings_.join_timeout;
+  last_call_deadline_.reset();
+  MaybeCompleteRound(now);
+}
+
+void JobRounds::RemoveNode(const std::string& node_id, const std::string& reason,
+                           RendezvousTime now) {
+  nodes_.erase(node_id);
+  expected_.erase(node_id);
+  auto member = std::find(members_.begin(), members_.end(), node_id);
+  if (state_ == State::kRunning && member != members_.end()) {
+    members_.erase(member);
+    StartNextRound(reason, now);
+    return;
+  }
+  MaybeCompleteRound(now);
+}
+
+void JobRounds::FailJob(const std::string& reason) {
+  state_ = State::kFailed;
+  last_failure_ = reason;
+  for (const auto& [id, node] : nodes_) Emit(id, NodeEvent::Type::kJobFailed, reason);
+}
+
+void JobRounds::Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason) {
+  events_.push_back(NodeEvent{node_id, type, {}, reason});
+}
+
+}  // namespace ddprun

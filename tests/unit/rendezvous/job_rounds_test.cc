@@ -1,0 +1,272 @@
+// JobRounds, the multi-node round state machine, driven by a fake clock.
+#include "ddprun/rendezvous/job_rounds.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ddprun;
+using namespace std::chrono_literals;
+using Type = NodeEvent::Type;
+
+namespace {
+
+// A job with a clock the test moves by hand.
+struct Job {
+  explicit Job(RendezvousSettings settings) : rounds(settings, now) {}
+
+  void Join(const std::string& id, int nproc = 2) {
+    REQUIRE(rounds.Join({id, "host-" + id, nproc, 29500 + static_cast<int>(id.back())}, now).ok());
+  }
+  void Advance(std::chrono::milliseconds step) {
+    now += step;
+    rounds.Tick(now);
+  }
+  // The events of one type, by node.
+  std::map<std::string, NodeEvent> Events(Type type) {
+    std::map<std::string, NodeEvent> by_node;
+    for (auto& event : pending) {
+      if (event.type == type) by_node[event.node_id] = event;
+    }
+    return by_node;
+  }
+  void Collect() {
+    auto fresh = rounds.TakeEvents();
+    pending.insert(pending.end(), fresh.begin(), fresh.end());
+  }
+  void Clear() { pending.clear(); }
+
+  RendezvousTime now{};
+  JobRounds rounds;
+  std::vector<NodeEvent> pending;
+};
+
+RendezvousSettings Nodes(int min_nodes, int max_nodes, int max_restarts = 0) {
+  RendezvousSettings settings;
+  settings.min_nodes = min_nodes;
+  settings.max_nodes = max_nodes;
+  settings.max_restarts = max_restarts;
+  settings.join_timeout = 60s;
+  settings.last_call_timeout = 1s;
+  settings.heartbeat_timeout = 3s;
+  return settings;
+}
+
+}  // namespace
+
+TEST_CASE("a round completes when max nodes have joined and tells each its ranks") {
+  Job job(Nodes(2, 2));
+  job.Join("a", 2);
+  job.Collect();
+  CHECK(job.pending.empty());
+  job.Join("b", 3);
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 2);
+  CHECK(ready["a"].assignment.group_rank == 0);
+  CHECK(ready["b"].assignment.group_rank == 1);
+  CHECK(ready["a"].assignment.first_global_rank == 0);
+  CHECK(ready["b"].assignment.first_global_rank == 2);
+  CHECK(ready["b"].assignment.world_size == 5);
+  CHECK(ready["b"].assignment.group_world_size == 2);
+  CHECK(ready["b"].assignment.master_addr == "host-a");
+  CHECK(ready["b"].assignment.master_port == 29500 + 'a');
+  CHECK(ready["a"].assignment.round == 0);
+  CHECK(job.rounds.state() == JobRounds::State::kRunning);
+}
+
+TEST_CASE("with MIN:MAX a round completes once the last-call window after MIN has passed") {
+  Job job(Nodes(2, 4));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  CHECK(job.pending.empty());
+  CHECK(job.rounds.NextDeadline() == job.now + 1s);
+  job.Advance(999ms);
+  job.Collect();
+  CHECK(job.pending.empty());
+  job.Advance(1ms);
+  job.Collect();
+  CHECK(job.Events(Type::kRoundReady).size() == 2);
+}
+
+TEST_CASE("fewer than MIN nodes by join_timeout fails the job for those that came") {
+  Job job(Nodes(3, 3));
+  job.Join("a");
+  for (int i = 0; i < 30; ++i) {
+    job.Advance(2s);
+    REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+  }
+  job.Advance(1ms);
+  job.Collect();
+  auto failed = job.Events(Type::kJobFailed);
+  REQUIRE(failed.size() == 1);
+  CHECK(failed["a"].reason.find("only 1 of the 3 nodes") != std::string::npos);
+  CHECK(job.rounds.Join({"late", "h", 1, 1}, job.now).code() == StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("a worker failure restarts every node in a new round with the job-wide count") {
+  Job job(Nodes(2, 2, 1));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  job.rounds.WorkerFailed("b", 0, "rank 3 on host-b exited 1", job.now);
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  REQUIRE(restart.size() == 2);
+  CHECK(restart["a"].reason.find("rank 3 on host-b exited 1 (restart 1 of 1)") !=
+        std::string::npos);
+  job.Clear();
+  job.Join("b");
+  job.Join("a");  // rejoining in another order keeps the ranks: membership did not change
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 2);
+  CHECK(ready["a"].assignment.group_rank == 0);
+  CHECK(ready["b"].assignment.group_rank == 1);
+  CHECK(ready["a"].assignment.round == 1);
+  CHECK(ready["a"].assignment.restart_count == 1);
+}
+
+TEST_CASE("when the restart budget is spent every node is told the job failed and why") {
+  Job job(Nodes(2, 2, 0));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  job.rounds.WorkerFailed("a", 0, "rank 0 on host-a killed by SIGSEGV", job.now);
+  job.Collect();
+  auto failed = job.Events(Type::kJobFailed);
+  REQUIRE(failed.size() == 2);
+  CHECK(failed["b"].reason == "rank 0 on host-a killed by SIGSEGV (restarts used: 0 of 0)");
+  CHECK(job.rounds.last_failure() == failed["b"].reason);
+  CHECK(job.rounds.state() == JobRounds::State::kFailed);
+}
+
+TEST_CASE("a failure reported for an old round spends nothing") {
+  Job job(Nodes(1, 1, 5));
+  job.Join("a");
+  job.rounds.WorkerFailed("a", 0, "first", job.now);
+  job.Join("a");
+  job.rounds.WorkerFailed("a", 0, "stale report of round 0", job.now);
+  CHECK(job.rounds.restarts_used() == 1);
+  CHECK(job.rounds.state() == JobRounds::State::kRunning);
+}
+
+TEST_CASE("a node that stops heartbeating is lost and the others go on without it") {
+  Job job(Nodes(2, 3));
+  job.Join("a");
+  job.Join("b");
+  job.Join("c");
+  job.Collect();
+  job.Clear();
+  job.Advance(2s);
+  REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+  REQUIRE(job.rounds.Heartbeat("b", job.now).ok());
+  job.Advance(1s);  // c silent for 3 s
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  CHECK(restart.size() == 2);
+  CHECK(restart["a"].reason == "node host-c lost: no heartbeat for 3.0 s");
+  CHECK(job.rounds.Heartbeat("c", job.now).code() == StatusCode::kNotFound);
+  CHECK(job.rounds.restarts_used() == 0);  // membership changes are free
+  job.Clear();
+  job.Join("a");
+  job.Join("b");  // everyone expected is back: no last-call wait
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 2);
+  CHECK(ready["b"].assignment.group_world_size == 2);
+}
+
+TEST_CASE("below MIN after a loss the job waits for a replacement until join_timeout") {
+  Job job(Nodes(2, 2));
+  job.Join("a");
+  job.Join("b");
+  job.rounds.Leave("b", job.now);
+  job.Join("a");
+  job.Collect();
+  job.Clear();
+  job.Advance(2s);
+  REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+  job.Join("replacement");
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 2);
+  CHECK(ready["a"].assignment.group_rank == 0);  // the survivor keeps its rank
+  CHECK(ready["replacement"].assignment.group_rank == 1);
+}
+
+TEST_CASE("one agent leaving on SIGTERM restarts the others at once and closes nothing") {
+  Job job(Nodes(1, 2));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  job.rounds.Leave("a", job.now);
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  REQUIRE(restart.size() == 1);
+  CHECK(restart["b"].reason == "node host-a left");
+  job.Clear();
+  job.Join("b");
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 1);
+  CHECK(ready["b"].assignment.group_rank == 0);
+  CHECK(ready["b"].assignment.world_size == 2);
+}
+
+TEST_CASE("a node arriving while a round runs below MAX starts a new round without a restart") {
+  Job job(Nodes(1, 3, 0));
+  job.Join("a");
+  job.Advance(1s);
+  job.Collect();
+  REQUIRE(job.Events(Type::kRoundReady).size() == 1);
+  job.Clear();
+  job.Join("b");
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  REQUIRE(restart.size() == 1);
+  CHECK(restart["a"].reason == "scale-up: node host-b joined");
+  job.Clear();
+  job.Join("a");
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 2);
+  CHECK(ready["a"].assignment.group_rank == 0);
+  CHECK(ready["b"].assignment.group_rank == 1);
+  CHECK(job.rounds.restarts_used() == 0);
+}
+
+TEST_CASE("a node arriving while a full round runs waits without disturbing it") {
+  Job job(Nodes(1, 1));
+  job.Join("a");
+  job.Collect();
+  job.Clear();
+  job.Join("spare");
+  job.Collect();
+  CHECK(job.pending.empty());
+  CHECK(job.rounds.joined() == std::vector<std::string>{"spare"});
+}
+
+TEST_CASE("the job is complete when every member's workers succeeded") {
+  Job job(Nodes(2, 2));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  job.rounds.NodeSucceeded("a", 0);
+  job.Collect();
+  CHECK(job.pending.empty());
+  job.rounds.NodeSucceeded("b", 0);
+  job.Collect();
+  CHECK(job.Events(Type::kJobComplete).size() == 2);
+  CHECK(job.rounds.state() == JobRounds::State::kComplete);
+  CHECK_FALSE(job.rounds.NextDeadline().has_value());
+}
+
+TEST_CASE("a malformed node description is refused") {
+  Job job(Nodes(1, 1));
+  CHECK(job.rounds.Join({"", "h", 1, 0}, job.now).code() == StatusCode::kInvalidArgument);
+  CHECK(job.rounds.Join({"a", "h", 0, 0}, job.now).code() == StatusCode::kInvalidArgument);
+}
