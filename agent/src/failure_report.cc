@@ -3,6 +3,7 @@
 
 #include <ctime>
 
+#include "ddprun/agent/worker_error_file.h"
 #include "ddprun/agent/worker_process.h"
 
 namespace ddprun {
@@ -22,6 +23,18 @@ std::string FormatTime(std::chrono::system_clock::time_point time) {
   return with_millis;
 }
 
+// Each line of `text`, indented by four spaces.
+void AppendIndented(std::string& out, std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += "    " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+}
+
 void AppendFailure(std::string& out, const WorkerFailure& failure) {
   out += "  time       : " + FormatTime(failure.time) + "\n";
   out += "  host       : " + failure.host + "\n";
@@ -33,19 +46,20 @@ void AppendFailure(std::string& out, const WorkerFailure& failure) {
   }
   out += "  pid        : " + std::to_string(failure.pid) + "\n";
   out += "  exit       : " + DescribeExit(failure) + "\n";
-  if (!failure.error_file_text.empty()) {
-    out += "  error_file : " + failure.error_file + "\n";
-    std::string text = failure.error_file_text;
-    if (!text.empty() && text.back() == '\n') text.pop_back();
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      out += "    " + text.substr(start, end - start) + "\n";
-      start = end + 1;
-    }
-  } else {
+  if (failure.error_file_text.empty()) {
     out += "  error_file : <none written> (see TORCHELASTIC_ERROR_FILE to record the error)\n";
+    return;
+  }
+  out += "  error_file : " + failure.error_file + "\n";
+  const WorkerError error = ParseWorkerErrorFile(failure.error_file_text);
+  if (error.message.empty()) {
+    AppendIndented(out, error.raw);
+    return;
+  }
+  out += "  error      : " + error.message + "\n";
+  if (!error.traceback.empty()) {
+    out += "  traceback  :\n";
+    AppendIndented(out, error.traceback);
   }
 }
 

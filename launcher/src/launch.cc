@@ -103,7 +103,8 @@ int Launch(const LaunchConfig& config) {
     }
     temporary_logs.emplace(std::move(created).value());
     log_dir = temporary_logs->path();
-    // Error files only: removed at exit. Logs the user asked for: kept, as torchrun does.
+    // Holding only error files, it is removed when the run succeeds. Logs the user asked for
+    // are kept, as torchrun keeps them.
     if (config.redirects.Any() || config.tee.Any()) {
       temporary_logs->Keep();
       std::fprintf(stderr, "ddprun: worker logs go to %s (choose the place with --log_dir)\n",
@@ -177,7 +178,10 @@ int Launch(const LaunchConfig& config) {
 
   boost::asio::io_context io;
   WorkerGroupSupervisor supervisor(io, std::move(options));
-  return supervisor.Run();
+  const int status = supervisor.Run();
+  // A failed run keeps its error files: the failure report points at them.
+  if (status != 0 && temporary_logs) temporary_logs->Keep();
+  return status;
 }
 
 int LauncherMain(int argc, char** argv) {

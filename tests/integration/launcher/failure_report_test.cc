@@ -21,7 +21,8 @@ TEST_CASE("the root cause's exit code becomes ddprun's, and its error file is sh
   auto result = Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "error-file", "2"}));
   CHECK(result.code() == 1);
   CHECK(Count(result.err, "rank       : 2 (local_rank 2)") == 1);
-  CHECK(Count(result.err, "ValueError: the loss is NaN") == 1);
+  CHECK(Count(result.err, "error      : ValueError: the loss is NaN") == 1);
+  CHECK(Count(result.err, "traceback  :\n    Traceback (most recent call last): ...") == 1);
   CHECK(Count(result.err, "attempt_0/2/error.json") == 1);
 }
 

@@ -47,6 +47,15 @@ TEST_CASE("the report names the root cause first, then the other failures") {
   CHECK(others_at < rank5_at);
   CHECK(report.find("host       : node7") != std::string::npos);
   CHECK(report.find("pid        : 4242") != std::string::npos);
-  CHECK(report.find("{\"message\": \"boom\"}") != std::string::npos);
+  CHECK(report.find("error      : boom") != std::string::npos);
   CHECK(report.find("signal SIGSEGV (11)") != std::string::npos);
+}
+
+TEST_CASE("an error file in an unknown format is shown as written") {
+  auto failure = Failure(0, 1, std::nullopt);
+  failure.error_file = "/logs/error.json";
+  failure.error_file_text = "CUDA error: an illegal memory access\nsecond line\n";
+  std::string report = FormatFailureReport("./train", {failure}, 0, 0);
+  CHECK(report.find("\n    CUDA error: an illegal memory access\n    second line\n") !=
+        std::string::npos);
 }
