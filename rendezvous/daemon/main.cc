@@ -1,0 +1,58 @@
+// `ddprund`: the rendezvous daemon. Parses its command line, serves the rendezvous service on
+// --bind:--port until SIGTERM or SIGINT, then shuts down (pending calls are failed, not dropped).
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "ddprun/logging.h"
+#include "ddprun/rendezvous/daemon_config.h"
+#include "ddprun/rendezvous/rendezvous_server.h"
+
+int main(int argc, char** argv) {
+  using namespace ddprun;
+  auto parsed = ParseDaemonCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  if (auto* help = std::get_if<DaemonHelp>(&parsed)) {
+    std::cout << help->text;
+    return 0;
+  }
+  if (auto* error = std::get_if<DaemonUsageError>(&parsed)) {
+    std::fprintf(stderr, "ddprund: error: %s\n", error->message.c_str());
+    return 2;
+  }
+  const DaemonConfig& config = std::get<DaemonConfig>(parsed);
+
+  // Block the stop signals before any thread starts, so that every thread inherits the mask and
+  // only sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  RendezvousServerOptions options;
+  options.bind_host = config.bind;
+  options.port = config.port;
+  options.token = config.token;
+  auto server = RendezvousServer::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "ddprund: error: %s\n", server.status().message().c_str());
+    return 1;
+  }
+  const int port = server.value()->port();
+  if (!config.port_file.empty()) {
+    if (std::string error = WriteFileAtomically(config.port_file, std::to_string(port) + "\n");
+        !error.empty()) {
+      std::fprintf(stderr, "ddprund: error: --port-file: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  std::printf("ddprund listening on %s:%d\n", config.bind.c_str(), port);
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  GetLogger("rendezvous")->info("received signal {}; shutting down", signal_number);
+  server.value()->Shutdown();
+  return 0;
+}

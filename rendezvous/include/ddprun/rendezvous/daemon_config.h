@@ -1,0 +1,35 @@
+// DaemonConfig: what `ddprund` (the rendezvous daemon) was asked to do, parsed and validated from
+// its command line. Reading the token file is part of validation: a daemon that would start
+// without the token it was given never starts.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ddprun {
+
+struct DaemonConfig {
+  std::string bind = "127.0.0.1";  // address to listen on; 0.0.0.0 for every interface
+  int port = 29400;                // 0: a free port, reported on stdout and in port_file
+  std::string port_file;           // written (atomically) with the bound port, when set
+  std::string token;               // from --token-file; required on every call when set
+};
+
+struct DaemonHelp {
+  std::string text;
+};
+struct DaemonUsageError {
+  std::string message;  // one line; ddprund exits 2
+};
+
+using ParsedDaemonCommandLine = std::variant<DaemonConfig, DaemonHelp, DaemonUsageError>;
+
+// `args` without the program name.
+ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& args);
+
+// Writes `text` to `path` through a temporary file and a rename, so readers never see a partial
+// file. Returns an empty string on success, else what went wrong.
+std::string WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace ddprun

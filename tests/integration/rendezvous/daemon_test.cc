@@ -1,0 +1,95 @@
+// ddprund, the rendezvous daemon, as a real process.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "ddprun/rendezvous/store_client.h"
+#include "support/child_process.h"
+
+using namespace ddprun;
+using namespace ddprun::testing;
+
+namespace {
+
+const std::string kDdprund = DDPRUND_BINARY;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Starts the daemon and waits for its "listening" line; returns the port (0 on failure).
+int StartDaemon(ChildProcess& daemon) {
+  auto line = daemon.WaitForStdoutLine(
+      [](const std::string& l) { return l.rfind("ddprund listening on ", 0) == 0; });
+  if (!line) return 0;
+  return std::stoi(line->substr(line->rfind(':') + 1));
+}
+
+std::unique_ptr<StoreClient> Client(int port, const std::string& token) {
+  StoreClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.token = token;
+  options.job_id = "job7";
+  options.rpc_timeout = std::chrono::seconds(10);
+  return StoreClient::Connect(options);
+}
+
+}  // namespace
+
+TEST_CASE("ddprund --port 0 reports its port and serves the store to callers with the token") {
+  ScratchDir dir;
+  std::ofstream(dir / "token") << "s3cret\n";
+  ChildProcess daemon(
+      {kDdprund, "--port", "0", "--port-file", dir / "port", "--token-file", dir / "token"});
+  const int port = StartDaemon(daemon);
+  REQUIRE(port > 0);
+  CHECK(ReadFile(dir / "port") == std::to_string(port) + "\n");
+
+  REQUIRE(Client(port, "s3cret")->Set("k", "v").ok());
+  CHECK(Client(port, "s3cret")->Get("k").value() == "v");
+  CHECK(Client(port, "guess")->Get("k").status().code() == StatusCode::kUnauthenticated);
+  CHECK(Client(port, "")->Set("k", "x").code() == StatusCode::kUnauthenticated);
+
+  daemon.Signal(SIGTERM);
+  auto exit = daemon.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  CHECK(daemon.stderr_text().find("refused a call") != std::string::npos);  // the server logs it
+}
+
+TEST_CASE("ddprund refuses a port that is taken with a clear error") {
+  ChildProcess first({kDdprund, "--port", "0"});
+  const int port = StartDaemon(first);
+  REQUIRE(port > 0);
+  auto second = Run({kDdprund, "--port", std::to_string(port)});
+  CHECK(second.code() == 1);
+  CHECK(second.err.find("could not bind 127.0.0.1:" + std::to_string(port)) != std::string::npos);
+}
+
+TEST_CASE("ddprund refuses bad input with one line and exit status 2") {
+  ScratchDir dir;
+  std::ofstream(dir / "empty") << "  \n";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--token-file", dir / "missing"}, "cannot read --token-file " + (dir / "missing")},
+      {{"--token-file", dir / "empty"}, "is empty"},
+      {{"--bind", "0.0.0.0"}, "without a token; pass --token-file"},
+      {{"--bind", "somewhere"}, "--bind must be an IPv4 address"},
+      {{"--port", "70000"}, "--port must be from 0 to 65535"},
+      {{"--colour"}, "--colour"},
+  };
+  for (const auto& [args, expected] : cases) {
+    std::vector<std::string> argv = {kDdprund};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto result = Run(argv);
+    INFO(result.err);
+    CHECK(result.code() == 2);
+    CHECK(Lines(result.err).size() == 1);
+    CHECK(result.err.rfind("ddprund: error: ", 0) == 0);
+    CHECK(result.err.find(expected) != std::string::npos);
+  }
+}
