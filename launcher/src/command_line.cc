@@ -12,6 +12,7 @@
 
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/launcher/program_resolution.h"
+#include "ddprun/rendezvous/rendezvous_conf.h"
 #include "ddprun/version.h"
 
 namespace ddprun {
@@ -299,6 +300,11 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
     return InvalidArgumentError("--nnodes=" + raw.nnodes +
                                 ": multi-node jobs are not supported by this version of ddprun "
                                 "yet; run one node (--standalone)");
+  }
+  if (!raw.rdzv_conf.empty()) {
+    if (auto settings = ParseRendezvousConf(raw.rdzv_conf); !settings.ok()) {
+      return settings.status();
+    }
   }
   if (raw.max_restarts < 0) {
     return InvalidArgumentError("--max_restarts must be 0 or more, not " +

@@ -113,3 +113,9 @@ TEST_CASE("the flag --help and --version are requests, not errors") {
 TEST_CASE("the flag -m and --no_python cannot be combined") {
   CHECK(ErrorOf({"-m", "--no_python", "pkg"}).find("cannot be used together") != std::string::npos);
 }
+
+TEST_CASE("a bad --rdzv_conf is refused before anything starts") {
+  CHECK(Parsed({"--rdzv_conf=join_timeout=60,read_timeout=30", "/bin/true"}).nproc_per_node == 1);
+  CHECK(ErrorOf({"--rdzv_conf=bogus=1", "/bin/true"}).find("unknown key 'bogus'") !=
+        std::string::npos);
+}

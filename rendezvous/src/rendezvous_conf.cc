@@ -1,0 +1,58 @@
+// ParseRendezvousConf; see rendezvous_conf.h.
+#include "ddprun/rendezvous/rendezvous_conf.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace ddprun {
+
+Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
+                                               RendezvousSettings defaults) {
+  RendezvousSettings settings = defaults;
+  const std::map<std::string, std::chrono::milliseconds*> durations = {
+      {"join_timeout", &settings.join_timeout},
+      {"last_call_timeout", &settings.last_call_timeout},
+      {"heartbeat_timeout", &settings.heartbeat_timeout}};
+  // close_timeout bounds how long torchrun's agents take to mark a rendezvous closed; ddprun's
+  // server ends a job for every node at once, so it has nothing to wait for.
+  const std::set<std::string> torchrun_only = {"close_timeout",
+                                               "keep_alive_interval",
+                                               "keep_alive_max_attempt",
+                                               "timeout",
+                                               "read_timeout",
+                                               "is_host",
+                                               "store_type",
+                                               "use_libuv"};
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return InvalidArgumentError("--rdzv_conf items are key=value, not '" + item + "'");
+    }
+    const std::string key = item.substr(0, equals);
+    const std::string value = item.substr(equals + 1);
+    if (torchrun_only.contains(key)) continue;
+    auto field = durations.find(key);
+    if (field == durations.end()) {
+      return InvalidArgumentError("--rdzv_conf: unknown key '" + key +
+                                  "'; ddprun knows join_timeout, last_call_timeout and "
+                                  "heartbeat_timeout (seconds)");
+    }
+    char* parsed_end = nullptr;
+    const double seconds = std::strtod(value.c_str(), &parsed_end);
+    if (value.empty() || *parsed_end != '\0' || !(seconds > 0) || seconds > 86400 * 7) {
+      return InvalidArgumentError("--rdzv_conf: " + key +
+                                  " must be a positive number of seconds, not '" + value + "'");
+    }
+    *field->second = std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+  }
+  return settings;
+}
+
+}  // namespace ddprun
