@@ -6,6 +6,7 @@
 
 #include "ddprun/logging.h"
 #include "grpc_status.h"
+#include "session_reactor.h"
 
 namespace ddprun {
 namespace {
@@ -106,6 +107,7 @@ RendezvousService::RendezvousService(KeyValueStore& store, std::string token)
     : store_(store),
       token_(std::move(token)),
       timers_work_(boost::asio::make_work_guard(timers_)),
+      round_timer_(timers_),
       timer_thread_([this] { timers_.run(); }) {}
 
 RendezvousService::~RendezvousService() {

@@ -1,14 +1,20 @@
-// RendezvousService: the gRPC callback-API adapter over KeyValueStore. It authenticates each
-// call, converts messages, and owns the deadlines of pending waits (one timer thread).
-// It holds no rendezvous logic of its own.
+// RendezvousService: the gRPC callback-API adapter over KeyValueStore and JobRegistry. It
+// authenticates each call, converts messages, routes round events to the agents' Session
+// streams, and owns the deadlines (pending waits, rounds) on one timer thread. It holds no
+// rendezvous logic of its own.
 #pragma once
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "ddprun/rendezvous/job_registry.h"
 #include "ddprun/rendezvous/key_value_store.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 
@@ -35,17 +41,34 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   grpc::ServerUnaryReactor* Delete(grpc::CallbackServerContext* context,
                                    const v1::DeleteRequest* request,
                                    v1::DeleteResponse* response) override;
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent>* Session(
+      grpc::CallbackServerContext* context) override;
 
  private:
   class WaitReactor;
+  class SessionReactor;
+  using SessionKey = std::pair<std::string, std::string>;  // job id, node id
+
+  // Applies one message of a session; a non-OK status ends the stream with it.
+  grpc::Status OnAgentMessage(SessionReactor& session, const v1::AgentMessage& message);
+  // Sends each event to its node's session, if it has one.
+  void Deliver(const std::vector<RoutedEvent>& events);
+  // Re-arms the round timer for the registry's next deadline.
+  void ScheduleTick();
+  void Register(const SessionKey& key, SessionReactor* session);
+  void Unregister(const SessionKey& key, SessionReactor* session);
 
   // OK, or UNAUTHENTICATED (logged) when the call lacks the server's token.
   grpc::Status Authenticate(grpc::CallbackServerContext* context) const;
 
   KeyValueStore& store_;
   const std::string token_;
+  JobRegistry registry_;
+  std::mutex sessions_mu_;
+  std::map<SessionKey, SessionReactor*> sessions_;  // guarded by sessions_mu_
   boost::asio::io_context timers_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> timers_work_;
+  boost::asio::steady_timer round_timer_;  // used on the timer thread only
   std::thread timer_thread_;
 };
 

@@ -1,0 +1,52 @@
+// JobRegistry: every job a rendezvous server serves, each a JobRounds, behind one lock. Plain and
+// thread-safe; what nodes must be told comes back as RoutedEvents for the caller to deliver.
+// Ended jobs are kept, so that a late node learns the job is over instead of starting it anew.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddprun/rendezvous/job_rounds.h"
+
+namespace ddprun {
+
+struct RoutedEvent {
+  std::string job_id;
+  NodeEvent event;
+};
+
+class JobRegistry {
+ public:
+  // The first join of a job creates it with `settings` (INVALID_ARGUMENT when they are not
+  // sensible); later joins use the job's own.
+  Status Join(const std::string& job_id, const RendezvousSettings& settings,
+              const NodeDescription& node, RendezvousTime now, std::vector<RoutedEvent>& events);
+  // NOT_FOUND when the job or the node is unknown (a lost node must join again).
+  Status Heartbeat(const std::string& job_id, const std::string& node_id, RendezvousTime now);
+  void WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
+                    const std::string& description, RendezvousTime now,
+                    std::vector<RoutedEvent>& events);
+  void Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
+                 std::vector<RoutedEvent>& events);
+  void Leave(const std::string& job_id, const std::string& node_id, RendezvousTime now,
+             std::vector<RoutedEvent>& events);
+  // Applies every job's passed deadlines.
+  void Tick(RendezvousTime now, std::vector<RoutedEvent>& events);
+  // The earliest deadline of any job.
+  std::optional<RendezvousTime> NextDeadline() const;
+
+ private:
+  JobRounds* Find(const std::string& job_id);  // requires mu_
+  void Drain(const std::string& job_id, JobRounds& job, std::vector<RoutedEvent>& events);
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<JobRounds>> jobs_;  // guarded by mu_
+};
+
+// INVALID_ARGUMENT naming the first setting that makes no sense.
+Status ValidateRendezvousSettings(const RendezvousSettings& settings);
+
+}  // namespace ddprun

@@ -1,0 +1,222 @@
+// Session streams: the reactor, and the service's side of them (routing, the round timer).
+#include "session_reactor.h"
+
+#include <boost/asio/post.hpp>
+
+#include "ddprun/logging.h"
+#include "grpc_status.h"
+
+namespace ddprun {
+namespace {
+
+RendezvousSettings SettingsOf(const v1::JobSettings& proto) {
+  RendezvousSettings settings;
+  settings.min_nodes = proto.min_nodes();
+  settings.max_nodes = proto.max_nodes();
+  settings.max_restarts = proto.max_restarts();
+  if (proto.join_timeout_ms() > 0) {
+    settings.join_timeout = std::chrono::milliseconds(proto.join_timeout_ms());
+  }
+  if (proto.last_call_timeout_ms() > 0) {
+    settings.last_call_timeout = std::chrono::milliseconds(proto.last_call_timeout_ms());
+  }
+  if (proto.heartbeat_timeout_ms() > 0) {
+    settings.heartbeat_timeout = std::chrono::milliseconds(proto.heartbeat_timeout_ms());
+  }
+  return settings;
+}
+
+v1::ServerEvent ToProto(const NodeEvent& event) {
+  v1::ServerEvent proto;
+  switch (event.type) {
+    case NodeEvent::Type::kRoundReady: {
+      const NodeAssignment& a = event.assignment;
+      auto* ready = proto.mutable_round_ready();
+      ready->set_round(a.round);
+      ready->set_group_rank(a.group_rank);
+      ready->set_group_world_size(a.group_world_size);
+      ready->set_first_global_rank(a.first_global_rank);
+      ready->set_world_size(a.world_size);
+      ready->set_master_addr(a.master_addr);
+      ready->set_master_port(a.master_port);
+      ready->set_restart_count(a.restart_count);
+      break;
+    }
+    case NodeEvent::Type::kRestart:
+      proto.mutable_restart()->set_reason(event.reason);
+      break;
+    case NodeEvent::Type::kJobComplete:
+      proto.mutable_job_complete();
+      break;
+    case NodeEvent::Type::kJobFailed:
+      proto.mutable_job_failed()->set_reason(event.reason);
+      break;
+  }
+  return proto;
+}
+
+}  // namespace
+
+RendezvousService::SessionReactor::SessionReactor(RendezvousService& service,
+                                                  std::optional<grpc::Status> refusal)
+    : service_(service) {
+  if (refusal) {
+    Finish(*refusal);
+    finished_ = true;
+    return;
+  }
+  StartRead(&incoming_);
+}
+
+void RendezvousService::SessionReactor::Push(v1::ServerEvent event) {
+  std::lock_guard lock(mu_);
+  if (finished_ || ending_) return;
+  outgoing_.push_back(std::move(event));
+  if (!writing_) WriteNextLocked();
+}
+
+void RendezvousService::SessionReactor::End(grpc::Status status) {
+  std::lock_guard lock(mu_);
+  if (!ending_) ending_ = std::move(status);
+  MaybeFinishLocked();
+}
+
+void RendezvousService::SessionReactor::WriteNextLocked() {
+  writing_ = true;
+  StartWrite(&outgoing_.front());
+}
+
+void RendezvousService::SessionReactor::MaybeFinishLocked() {
+  if (finished_ || writing_ || !ending_) return;
+  finished_ = true;
+  Finish(*ending_);
+}
+
+void RendezvousService::SessionReactor::OnReadDone(bool ok) {
+  if (!ok) {  // the agent closed its side, or the call was cancelled
+    End(grpc::Status::OK);
+    return;
+  }
+  grpc::Status status = service_.OnAgentMessage(*this, incoming_);
+  if (!status.ok()) {
+    End(status);
+    return;
+  }
+  StartRead(&incoming_);
+}
+
+void RendezvousService::SessionReactor::OnWriteDone(bool ok) {
+  std::lock_guard lock(mu_);
+  writing_ = false;
+  outgoing_.pop_front();
+  if (!ok) {  // the stream is broken; the agent will reconnect or be declared lost
+    outgoing_.clear();
+    if (!ending_) ending_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed");
+  } else if (!outgoing_.empty()) {
+    WriteNextLocked();
+    return;
+  }
+  MaybeFinishLocked();
+}
+
+void RendezvousService::SessionReactor::OnDone() {
+  if (key) service_.Unregister(*key, this);
+  delete this;
+}
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent>* RendezvousService::Session(
+    grpc::CallbackServerContext* context) {
+  grpc::Status auth = Authenticate(context);
+  return new SessionReactor(*this, auth.ok() ? std::nullopt : std::optional(auth));
+}
+
+grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
+                                               const v1::AgentMessage& message) {
+  const auto now = RendezvousClock::now();
+  std::vector<RoutedEvent> events;
+  if (message.has_join()) {
+    const auto& join = message.join();
+    NodeDescription node{join.node().node_id(), join.node().host(), join.node().nproc(),
+                         join.node().master_port()};
+    const SessionKey key{join.job_id(), node.node_id};
+    if (session.key && *session.key != key) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "a session serves one node of one job"};
+    }
+    if (!session.key) {
+      session.key = key;
+      Register(key, &session);
+    }
+    Status joined = registry_.Join(join.job_id(), SettingsOf(join.settings()), node, now, events);
+    Deliver(events);
+    ScheduleTick();
+    return ToGrpcStatus(joined);
+  }
+  if (!session.key) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "the first message of a session is a join"};
+  }
+  const auto& [job_id, node_id] = *session.key;
+  switch (message.kind_case()) {
+    case v1::AgentMessage::kHeartbeat:
+      if (!registry_.Heartbeat(job_id, node_id, now).ok()) {
+        v1::ServerEvent lost;
+        lost.mutable_restart()->set_reason(
+            "this node was declared lost (no heartbeat in time); stop the workers and join again");
+        session.Push(std::move(lost));
+      }
+      return grpc::Status::OK;
+    case v1::AgentMessage::kWorkerFailed:
+      registry_.WorkerFailed(job_id, node_id, message.worker_failed().round(),
+                             message.worker_failed().description(), now, events);
+      break;
+    case v1::AgentMessage::kSucceeded:
+      registry_.Succeeded(job_id, node_id, message.succeeded().round(), events);
+      break;
+    case v1::AgentMessage::kLeave:
+      registry_.Leave(job_id, node_id, now, events);
+      break;
+    default:
+      return {grpc::StatusCode::INVALID_ARGUMENT, "an empty or unknown agent message"};
+  }
+  Deliver(events);
+  ScheduleTick();
+  return grpc::Status::OK;
+}
+
+void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
+  std::lock_guard lock(sessions_mu_);
+  for (const auto& routed : events) {
+    auto it = sessions_.find({routed.job_id, routed.event.node_id});
+    if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
+  }
+}
+
+void RendezvousService::Register(const SessionKey& key, SessionReactor* session) {
+  std::lock_guard lock(sessions_mu_);
+  sessions_[key] = session;  // a reconnecting agent replaces its old stream
+}
+
+void RendezvousService::Unregister(const SessionKey& key, SessionReactor* session) {
+  std::lock_guard lock(sessions_mu_);
+  auto it = sessions_.find(key);
+  if (it != sessions_.end() && it->second == session) sessions_.erase(it);
+}
+
+void RendezvousService::ScheduleTick() {
+  boost::asio::post(timers_, [this] {
+    auto deadline = registry_.NextDeadline();
+    if (!deadline) {
+      round_timer_.cancel();
+      return;
+    }
+    round_timer_.expires_at(*deadline);
+    round_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error) return;  // re-armed or cancelled
+      std::vector<RoutedEvent> events;
+      registry_.Tick(RendezvousClock::now(), events);
+      Deliver(events);
+      ScheduleTick();
+    });
+  });
+}
+
+}  // namespace ddprun

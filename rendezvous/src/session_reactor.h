@@ -1,0 +1,45 @@
+// RendezvousService::SessionReactor: one agent's Session stream. Reads the agent's messages one
+// at a time and hands them to the service; writes the events pushed to it in order, one write in
+// flight at a time. Push may be called from any thread until the reactor is unregistered.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <optional>
+
+#include "rendezvous_service.h"
+
+namespace ddprun {
+
+class RendezvousService::SessionReactor final
+    : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent> {
+ public:
+  // `refusal` set: the stream is finished at once with it (for example UNAUTHENTICATED).
+  SessionReactor(RendezvousService& service, std::optional<grpc::Status> refusal);
+
+  // Queues an event for the agent.
+  void Push(v1::ServerEvent event);
+  // Ends the stream with `status` once queued events are written.
+  void End(grpc::Status status);
+
+  // Set by the service on the session's first join; read by the service only.
+  std::optional<SessionKey> key;
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  void WriteNextLocked();
+  void MaybeFinishLocked();
+
+  RendezvousService& service_;
+  v1::AgentMessage incoming_;
+  std::mutex mu_;
+  std::deque<v1::ServerEvent> outgoing_;  // guarded by mu_; front is being written when writing_
+  bool writing_ = false;                  // guarded by mu_
+  std::optional<grpc::Status> ending_;    // guarded by mu_
+  bool finished_ = false;                 // guarded by mu_
+};
+
+}  // namespace ddprun

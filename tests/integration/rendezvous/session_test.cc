@@ -1,0 +1,245 @@
+// Session streams: real agents' streams against the real gRPC rendezvous server on loopback.
+#include <grpcpp/grpcpp.h>
+
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <optional>
+#include <thread>
+
+#include "ddprun/rendezvous/rendezvous_server.h"
+#include "ddprun/v1/rendezvous.grpc.pb.h"
+
+using namespace ddprun;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr char kToken[] = "t0ken";
+
+// One agent's side of a Session: joins, heartbeats every 50 ms on its own thread (until told to
+// go silent), reports, and reads the events the server pushes. Every read is bounded by the
+// call's 30 s deadline.
+class TestAgent {
+ public:
+  TestAgent(const std::string& address, std::string node_id, std::string token = kToken)
+      : node_id_(std::move(node_id)),
+        stub_(v1::Rendezvous::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {
+    context_.set_deadline(std::chrono::system_clock::now() + 30s);
+    context_.AddMetadata("x-ddprun-token", token);
+    stream_ = stub_->Session(&context_);
+  }
+
+  ~TestAgent() {
+    GoSilent();
+    context_.TryCancel();
+  }
+
+  void Join(int min_nodes, int max_nodes, int max_restarts = 0) {
+    v1::AgentMessage message;
+    auto* join = message.mutable_join();
+    join->set_job_id("job7");
+    join->mutable_settings()->set_min_nodes(min_nodes);
+    join->mutable_settings()->set_max_nodes(max_nodes);
+    join->mutable_settings()->set_max_restarts(max_restarts);
+    join->mutable_settings()->set_last_call_timeout_ms(200);
+    join->mutable_settings()->set_heartbeat_timeout_ms(1000);
+    join->mutable_node()->set_node_id(node_id_);
+    join->mutable_node()->set_host("host-" + node_id_);
+    join->mutable_node()->set_nproc(2);
+    join->mutable_node()->set_master_port(29500);
+    Write(message);
+    if (!heartbeats_.joinable()) heartbeats_ = std::thread([this] { Heartbeats(); });
+  }
+
+  void Write(const v1::AgentMessage& message) {
+    std::lock_guard lock(write_mu_);
+    stream_->Write(message);
+  }
+
+  // The next event, or nullopt when the stream ended.
+  std::optional<v1::ServerEvent> Next() {
+    v1::ServerEvent event;
+    if (!stream_->Read(&event)) return std::nullopt;
+    return event;
+  }
+
+  grpc::Status Close() {
+    GoSilent();
+    {
+      std::lock_guard lock(write_mu_);
+      stream_->WritesDone();
+    }
+    v1::ServerEvent ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    return stream_->Finish();
+  }
+
+  // Stops heartbeating (the stream stays open), as a hung or cut-off node would.
+  void GoSilent() {
+    {
+      std::lock_guard lock(stop_mu_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    if (heartbeats_.joinable()) heartbeats_.join();
+  }
+
+ private:
+  void Heartbeats() {
+    std::unique_lock lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock, 50ms, [this] { return stop_; })) {
+      v1::AgentMessage beat;
+      beat.mutable_heartbeat();
+      Write(beat);
+    }
+  }
+
+  std::string node_id_;
+  std::unique_ptr<v1::Rendezvous::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerEvent>> stream_;
+  std::mutex write_mu_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread heartbeats_;
+};
+
+std::unique_ptr<RendezvousServer> StartServer() {
+  RendezvousServerOptions options;
+  options.token = kToken;
+  auto server = RendezvousServer::Start(options);
+  REQUIRE(server.ok());
+  return std::move(server).value();
+}
+
+v1::ServerEvent::RoundReady ExpectRoundReady(TestAgent& agent) {
+  auto event = agent.Next();
+  REQUIRE(event);
+  REQUIRE(event->has_round_ready());
+  return event->round_ready();
+}
+
+std::string ExpectRestart(TestAgent& agent) {
+  auto event = agent.Next();
+  REQUIRE(event);
+  REQUIRE(event->has_restart());
+  return event->restart().reason();
+}
+
+v1::AgentMessage Failed(int64_t round, const std::string& description) {
+  v1::AgentMessage message;
+  message.mutable_worker_failed()->set_round(round);
+  message.mutable_worker_failed()->set_description(description);
+  return message;
+}
+
+}  // namespace
+
+TEST_CASE("two agents form a round and each learns its ranks") {
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  a.Join(2, 2);
+  b.Join(2, 2);
+  auto ready_a = ExpectRoundReady(a);
+  auto ready_b = ExpectRoundReady(b);
+  CHECK(ready_a.group_rank() == 0);
+  CHECK(ready_b.group_rank() == 1);
+  CHECK(ready_b.first_global_rank() == 2);
+  CHECK(ready_b.world_size() == 4);
+  CHECK(ready_b.master_addr() == "host-a");
+  CHECK(ready_b.master_port() == 29500);
+}
+
+TEST_CASE("a worker failure on one node restarts every node with the job-wide count") {
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  a.Join(2, 2, 1);
+  b.Join(2, 2, 1);
+  ExpectRoundReady(a);
+  ExpectRoundReady(b);
+  b.Write(Failed(0, "host-b rank 3 exit code 1"));
+  CHECK(ExpectRestart(a).find("host-b rank 3 exit code 1") != std::string::npos);
+  ExpectRestart(b);
+  a.Join(2, 2, 1);
+  b.Join(2, 2, 1);
+  auto ready = ExpectRoundReady(a);
+  CHECK(ready.round() == 1);
+  CHECK(ready.restart_count() == 1);
+  CHECK(ExpectRoundReady(b).group_rank() == 1);
+
+  b.Write(Failed(1, "host-b rank 2 killed by SIGSEGV"));
+  for (TestAgent* agent : {&a, &b}) {
+    auto event = agent->Next();
+    REQUIRE(event);
+    REQUIRE(event->has_job_failed());
+    CHECK(event->job_failed().reason().find("killed by SIGSEGV") != std::string::npos);
+  }
+}
+
+TEST_CASE("a node that goes silent is declared lost and the survivor goes on") {
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  a.Join(1, 2);
+  b.Join(1, 2);
+  ExpectRoundReady(a);
+  ExpectRoundReady(b);
+  b.GoSilent();
+  CHECK(ExpectRestart(a).find("node host-b lost") != std::string::npos);
+  a.Join(1, 2);
+  auto ready = ExpectRoundReady(a);
+  CHECK(ready.group_world_size() == 1);
+  CHECK(ready.world_size() == 2);
+}
+
+TEST_CASE("an agent that leaves restarts the others without closing the job") {
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  a.Join(1, 2);
+  b.Join(1, 2);
+  ExpectRoundReady(a);
+  ExpectRoundReady(b);
+  v1::AgentMessage leave;
+  leave.mutable_leave();
+  b.Write(leave);
+  CHECK(ExpectRestart(a) == "node host-b left");
+  CHECK(b.Close().ok());
+  a.Join(1, 2);
+  CHECK(ExpectRoundReady(a).group_world_size() == 1);
+}
+
+TEST_CASE("the job is complete for every node when all succeeded") {
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  a.Join(2, 2);
+  b.Join(2, 2);
+  ExpectRoundReady(a);
+  ExpectRoundReady(b);
+  for (TestAgent* agent : {&a, &b}) {
+    v1::AgentMessage done;
+    done.mutable_succeeded()->set_round(0);
+    agent->Write(done);
+  }
+  for (TestAgent* agent : {&a, &b}) {
+    auto event = agent->Next();
+    REQUIRE(event);
+    CHECK(event->has_job_complete());
+  }
+}
+
+TEST_CASE("a session without the token, or without a join first, is refused") {
+  auto server = StartServer();
+  TestAgent intruder(server->address(), "x", "guess");
+  intruder.Join(1, 1);
+  CHECK_FALSE(intruder.Next());
+  CHECK(intruder.Close().error_code() == grpc::StatusCode::UNAUTHENTICATED);
+
+  TestAgent rude(server->address(), "y");
+  v1::AgentMessage beat;
+  beat.mutable_heartbeat();
+  rude.Write(beat);
+  CHECK_FALSE(rude.Next());
+  CHECK(rude.Close().error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+}
