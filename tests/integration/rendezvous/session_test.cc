@@ -129,6 +129,14 @@ std::string ExpectRestart(TestAgent& agent) {
   return event->restart().reason();
 }
 
+// Both agents join and their round completes.
+void FormRound(TestAgent& a, TestAgent& b, int min_nodes, int max_nodes, int max_restarts = 0) {
+  a.Join(min_nodes, max_nodes, max_restarts);
+  b.Join(min_nodes, max_nodes, max_restarts);
+  ExpectRoundReady(a);
+  ExpectRoundReady(b);
+}
+
 v1::AgentMessage Failed(int64_t round, const std::string& description) {
   v1::AgentMessage message;
   message.mutable_worker_failed()->set_round(round);
@@ -156,10 +164,7 @@ TEST_CASE("two agents form a round and each learns its ranks") {
 TEST_CASE("a worker failure on one node restarts every node with the job-wide count") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
-  a.Join(2, 2, 1);
-  b.Join(2, 2, 1);
-  ExpectRoundReady(a);
-  ExpectRoundReady(b);
+  FormRound(a, b, 2, 2, 1);
   b.Write(Failed(0, "host-b rank 3 exit code 1"));
   CHECK(ExpectRestart(a).find("host-b rank 3 exit code 1") != std::string::npos);
   ExpectRestart(b);
@@ -182,10 +187,7 @@ TEST_CASE("a worker failure on one node restarts every node with the job-wide co
 TEST_CASE("a node that goes silent is declared lost and the survivor goes on") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
-  a.Join(1, 2);
-  b.Join(1, 2);
-  ExpectRoundReady(a);
-  ExpectRoundReady(b);
+  FormRound(a, b, 1, 2);
   b.GoSilent();
   CHECK(ExpectRestart(a).find("node host-b lost") != std::string::npos);
   a.Join(1, 2);
@@ -197,10 +199,7 @@ TEST_CASE("a node that goes silent is declared lost and the survivor goes on") {
 TEST_CASE("an agent that leaves restarts the others without closing the job") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
-  a.Join(1, 2);
-  b.Join(1, 2);
-  ExpectRoundReady(a);
-  ExpectRoundReady(b);
+  FormRound(a, b, 1, 2);
   v1::AgentMessage leave;
   leave.mutable_leave();
   b.Write(leave);
@@ -213,10 +212,7 @@ TEST_CASE("an agent that leaves restarts the others without closing the job") {
 TEST_CASE("the job is complete for every node when all succeeded") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
-  a.Join(2, 2);
-  b.Join(2, 2);
-  ExpectRoundReady(a);
-  ExpectRoundReady(b);
+  FormRound(a, b, 2, 2);
   for (TestAgent* agent : {&a, &b}) {
     v1::AgentMessage done;
     done.mutable_succeeded()->set_round(0);
