@@ -58,12 +58,14 @@ void OutputPump::ReadSome() {
 void OutputPump::Forward(std::string_view chunk) {
   if (file_fd_ >= 0) WriteAll(file_fd_, chunk);
   if (console_fd_ < 0) return;
-  splitter_.Append(chunk, [this](std::string_view line) {
-    std::string out;
-    out.reserve(prefix_.size() + line.size() + 1);
-    out.append(prefix_).append(line).push_back('\n');
-    WriteAll(console_fd_, out);
-  });
+  splitter_.Append(chunk, [this](std::string_view line) { WriteConsoleLine(line); });
+}
+
+void OutputPump::WriteConsoleLine(std::string_view line) {
+  std::string out;
+  out.reserve(prefix_.size() + line.size() + 1);
+  out.append(prefix_).append(line).push_back('\n');
+  WriteAll(console_fd_, out);  // one write: lines of different workers never interleave
 }
 
 void OutputPump::Finish() {
@@ -92,9 +94,7 @@ void OutputPump::Close() {
   if (closed_) return;
   closed_ = true;
   if (console_fd_ >= 0) {
-    splitter_.Flush([this](std::string_view line) {
-      WriteAll(console_fd_, prefix_ + std::string(line) + "\n");
-    });
+    splitter_.Flush([this](std::string_view line) { WriteConsoleLine(line); });
   }
   boost::system::error_code ignored;
   pipe_.close(ignored);

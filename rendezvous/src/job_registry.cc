@@ -50,32 +50,32 @@ Status JobRegistry::Heartbeat(const std::string& job_id, const std::string& node
   return job->Heartbeat(node_id, now);
 }
 
+void JobRegistry::Update(const std::string& job_id, const std::function<void(JobRounds&)>& change,
+                         std::vector<RoutedEvent>& events) {
+  std::lock_guard lock(mu_);
+  if (JobRounds* job = Find(job_id)) {
+    change(*job);
+    Drain(job_id, *job, events);
+  }
+}
+
 void JobRegistry::WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
                                const std::string& description, RendezvousTime now,
                                std::vector<RoutedEvent>& events) {
-  std::lock_guard lock(mu_);
-  if (JobRounds* job = Find(job_id)) {
-    job->WorkerFailed(node_id, round, description, now);
-    Drain(job_id, *job, events);
-  }
+  Update(
+      job_id, [&](JobRounds& job) { job.WorkerFailed(node_id, round, description, now); }, events);
 }
 
 void JobRegistry::Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
                             std::vector<RoutedEvent>& events) {
-  std::lock_guard lock(mu_);
-  if (JobRounds* job = Find(job_id)) {
-    job->NodeSucceeded(node_id, round);
-    Drain(job_id, *job, events);
-  }
+  Update(
+      job_id, [&](JobRounds& job) { job.NodeSucceeded(node_id, round); }, events);
 }
 
 void JobRegistry::Leave(const std::string& job_id, const std::string& node_id, RendezvousTime now,
                         std::vector<RoutedEvent>& events) {
-  std::lock_guard lock(mu_);
-  if (JobRounds* job = Find(job_id)) {
-    job->Leave(node_id, now);
-    Drain(job_id, *job, events);
-  }
+  Update(
+      job_id, [&](JobRounds& job) { job.Leave(node_id, now); }, events);
 }
 
 void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events) {

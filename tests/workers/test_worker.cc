@@ -98,18 +98,33 @@ int Chatty(int lines) {
 volatile sig_atomic_t received_signal = 0;
 void RecordSignal(int signal_number) { received_signal = signal_number; }
 
+// Records SIGTERM, SIGINT, SIGHUP and SIGQUIT, which stay blocked until AwaitRecordedSignal:
+// a signal that arrives early is not lost between a check and a wait.
 void InstallSignalRecorder() {
   struct sigaction action {};
   action.sa_handler = RecordSignal;
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(s, &action, nullptr);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    sigaction(s, &action, nullptr);
+    sigaddset(&stop_signals, s);
+  }
+  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+}
+
+// Waits for a recorded signal and prints "got <SIGNAME>".
+void AwaitRecordedSignal() {
+  sigset_t unblocked;
+  sigemptyset(&unblocked);
+  while (received_signal == 0) sigsuspend(&unblocked);
+  std::printf("got SIG%s\n", sigabbrev_np(received_signal));
 }
 
 int WaitForSignal() {
   InstallSignalRecorder();
   std::printf("ready %d\n", static_cast<int>(::getpid()));
   std::fflush(stdout);
-  while (received_signal == 0) ::pause();
-  std::printf("got SIG%s\n", sigabbrev_np(received_signal));
+  AwaitRecordedSignal();
   return 0;
 }
 
@@ -137,8 +152,7 @@ int FailOnce(int code) {
   InstallSignalRecorder();
   auto ready = store.value()->Add("ready", 1);
   if (ready.ok() && ready.value() == world - 1) (void)store.value()->Set("others-ready", "1");
-  while (received_signal == 0) ::pause();
-  std::printf("got SIG%s\n", sigabbrev_np(received_signal));
+  AwaitRecordedSignal();
   return 1;  // stopped by ddprun for the restart; not counted as a failure
 }
 

@@ -35,6 +35,7 @@ class OutputPump : public std::enable_shared_from_this<OutputPump> {
   void ReadSome();
   void DrainAndClose();
   void Forward(std::string_view chunk);
+  void WriteConsoleLine(std::string_view line);
   void Close();
 
   boost::asio::posix::stream_descriptor pipe_;

@@ -3,6 +3,7 @@
 // Ended jobs are kept, so that a late node learns the job is over instead of starting it anew.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,10 @@ class JobRegistry {
  private:
   JobRounds* Find(const std::string& job_id);  // requires mu_
   void Drain(const std::string& job_id, JobRounds& job, std::vector<RoutedEvent>& events);
+  // Applies `change` to a known job under the lock and collects its events; unknown jobs are
+  // ignored (a report for a job that was never joined changes nothing).
+  void Update(const std::string& job_id, const std::function<void(JobRounds&)>& change,
+              std::vector<RoutedEvent>& events);
 
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<JobRounds>> jobs_;  // guarded by mu_
