@@ -13,7 +13,8 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config ccache
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-          libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev)
+          libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev
+          iproute2 openssl)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true

@@ -80,13 +80,32 @@ std::string DescribeExit(const WorkerFailure& failure) {
   return "not started";
 }
 
+std::string DescribeFailure(const WorkerFailure& failure) {
+  const std::string where = "rank " + std::to_string(failure.global_rank) + " (local_rank " +
+                            std::to_string(failure.local_rank) + ") on host " + failure.host;
+  if (!failure.spawn_error.empty()) return where + ": could not start: " + failure.spawn_error;
+  return where + ": " + DescribeExit(failure);
+}
+
 std::string FormatFailureReport(const std::string& program,
                                 const std::vector<WorkerFailure>& failures, int restarts_used,
-                                int max_restarts) {
+                                int max_restarts, const std::string& job_root_cause) {
   const std::string rule(72, '=');
   std::string out = rule + "\n" + program + " FAILED\n" +
                     "restarts used: " + std::to_string(restarts_used) + " of " +
                     std::to_string(max_restarts) + "\n" + rule + "\n";
+  if (!job_root_cause.empty()) {
+    out += "Root cause (from the rendezvous server): " + job_root_cause + "\n";
+    if (!failures.empty()) {
+      out += "Failures on this node:\n";
+      for (const auto& failure : failures) {
+        out += "  ----\n";
+        AppendFailure(out, failure);
+      }
+    }
+    out += rule + "\n";
+    return out;
+  }
   if (failures.empty()) return out;
   out += "Root cause (first observed failure):\n";
   AppendFailure(out, failures.front());

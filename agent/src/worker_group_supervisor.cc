@@ -22,11 +22,20 @@ namespace ddprun {
 namespace {
 
 enum class Phase {
-  kRunning,      // the attempt's workers run
-  kRestarting,   // stopping the group, then the next attempt
-  kGivingUp,     // stopping the group, then the failure report
-  kInterrupted,  // a signal asked ddprun to stop
+  kWaitingForRound,   // no workers; the coordinator will send the next round
+  kRunning,           // the round's workers run
+  kStopping,          // stopping the workers; after_stop says what follows
+  kAwaitingDecision,  // stopped after a failure this node reported; restart or give up follows
+  kSucceeded,         // every worker of this node exited 0; the job's outcome follows
   kDone,
+};
+
+// What follows once the workers have stopped.
+enum class AfterStop {
+  kUndecided,  // the coordinator has not answered the failure report yet
+  kRejoin,     // join the next round
+  kGiveUp,     // print the failure report and exit
+  kExit,       // a stop signal: exit with 128 + signal
 };
 
 struct Worker {
@@ -58,7 +67,7 @@ struct WorkerGroupSupervisor::Impl {
   Impl(boost::asio::io_context& io_context, SupervisorOptions supervisor_options)
       : io(io_context),
         options(std::move(supervisor_options)),
-        policy(options.max_restarts),
+        coordinator(*options.coordinator),
         children(io, SIGCHLD),
         stop_signals(io, SIGINT, SIGTERM, SIGHUP),
         stop_timer(io),
@@ -68,20 +77,93 @@ struct WorkerGroupSupervisor::Impl {
 
   boost::asio::io_context& io;
   SupervisorOptions options;
-  RestartPolicy policy;
+  RoundCoordinator& coordinator;
   boost::asio::signal_set children;
   boost::asio::signal_set stop_signals;
   boost::asio::steady_timer stop_timer;
   std::shared_ptr<spdlog::logger> log;
 
-  Phase phase = Phase::kRunning;
-  int attempt = 0;
+  Phase phase = Phase::kWaitingForRound;
+  AfterStop after_stop = AfterStop::kUndecided;
+  NodeAssignment round;  // the round the workers run (or last ran)
+  int attempt = -1;      // rounds this agent has started workers for, minus one: names log dirs
+  bool interrupted = false;
   int interrupt_signal = 0;
   int stop_signal = SIGTERM;  // what the current stop sent first
   std::vector<Worker> workers;
-  std::vector<WorkerFailure> failures;  // root cause first
+  std::vector<WorkerFailure> failures;  // of the current round; root cause first
+  std::string job_failure;              // the job's root cause, from the coordinator
   int exit_status = 1;
   std::string failure_report;  // printed after the workers' last output
+
+  void Begin() {
+    coordinator.Start(
+        {[this](const NodeAssignment& next) { OnRound(next); },
+         [this](const std::string& reason) { OnRestart(reason); }, [this] { OnJobComplete(); },
+         [this](const std::string& reason, int status) { OnJobFailed(reason, status); }});
+  }
+
+  void OnRound(const NodeAssignment& next) {
+    if (phase != Phase::kWaitingForRound || interrupted) {
+      log->warn("round {} is ready, but this node is not waiting for one; ignored", next.round);
+      return;
+    }
+    round = next;
+    StartAttempt();
+  }
+
+  void OnRestart(const std::string& reason) {
+    if (interrupted || phase == Phase::kDone) return;
+    log->warn("restarting the workers: {}", reason);
+    switch (phase) {
+      case Phase::kRunning:
+        StopThen(AfterStop::kRejoin);
+        return;
+      case Phase::kStopping:
+        if (after_stop == AfterStop::kUndecided) after_stop = AfterStop::kRejoin;
+        return;
+      case Phase::kAwaitingDecision:
+      case Phase::kSucceeded:
+      case Phase::kWaitingForRound:
+        phase = Phase::kWaitingForRound;
+        coordinator.JoinNextRound();
+        return;
+      case Phase::kDone:
+        return;
+    }
+  }
+
+  void OnJobComplete() {
+    if (phase == Phase::kDone) return;
+    if (AliveCount() > 0) {
+      log->error("the job was declared complete while this node's workers run; stopping them");
+      job_failure = "the job was declared complete while workers of " + options.host + " ran";
+      StopThen(AfterStop::kGiveUp);
+      return;
+    }
+    Finish(0);
+  }
+
+  void OnJobFailed(const std::string& reason, int status) {
+    if (phase == Phase::kDone) return;
+    job_failure = reason;
+    exit_status = status;
+    if (interrupted) return;  // exits with 128 + signal once stopped
+    if (phase == Phase::kRunning) {
+      StopThen(AfterStop::kGiveUp);
+    } else if (phase == Phase::kStopping) {
+      after_stop = AfterStop::kGiveUp;
+    } else {
+      GiveUp();
+    }
+  }
+
+  // Stops the running workers with SIGTERM; `then` follows.
+  void StopThen(AfterStop then) {
+    phase = Phase::kStopping;
+    after_stop = then;
+    StopGroup(SIGTERM);
+  }
 
   void WatchChildren() {
     children.async_wait([this](const boost::system::error_code& error, int) {
@@ -107,18 +189,18 @@ struct WorkerGroupSupervisor::Impl {
 
   void StartAttempt() {
     phase = Phase::kRunning;
-    failures.clear();  // the report covers the attempt that gave up; earlier ones were restarted
+    ++attempt;
+    failures.clear();  // the report covers the round that gave up; earlier ones were restarted
     workers.clear();
     workers.resize(static_cast<size_t>(options.nproc));
-    log->info("starting {} worker(s), attempt {}", options.nproc, attempt);
+    log->info("starting {} worker(s) of round {}, ranks {}..{} of {}", options.nproc, round.round,
+              round.first_global_rank, round.first_global_rank + options.nproc - 1,
+              round.world_size);
     for (int local_rank = 0; local_rank < options.nproc; ++local_rank) {
       Worker& worker = workers[static_cast<size_t>(local_rank)];
-      worker.placement = {local_rank,
-                          options.node_rank * options.nproc + local_rank,
-                          options.node_rank,
-                          options.nproc,
-                          options.num_nodes * options.nproc,
-                          options.num_nodes};
+      worker.placement = {local_rank,       round.first_global_rank + local_rank,
+                          round.group_rank, options.nproc,
+                          round.world_size, round.group_world_size};
       if (Status s = StartWorker(worker); !s.ok()) {
         RecordSpawnFailure(worker, s);
         HandleFailure();
@@ -132,7 +214,7 @@ struct WorkerGroupSupervisor::Impl {
     const RunLogLayout& layout = options.log_layout;
     if (Status s = layout.PrepareWorkerDir(attempt, local_rank); !s.ok()) return s;
     worker.error_file = layout.ErrorFile(attempt, local_rank);
-    auto environment = options.environment(worker.placement, attempt, worker.error_file);
+    auto environment = options.environment(worker.placement, round, worker.error_file);
     auto spawned = SpawnWorker(options.worker_argv, ToEnvp(environment));
     if (!spawned.ok()) return spawned.status();
     worker.pid = spawned->pid;
@@ -209,7 +291,8 @@ struct WorkerGroupSupervisor::Impl {
         for (const auto& other : workers) {
           if (!other.succeeded) return;
         }
-        Finish(0);
+        phase = Phase::kSucceeded;
+        coordinator.ReportSuccess(round);
         return;
       }
       RecordFailure(worker, wait_status);
@@ -219,9 +302,7 @@ struct WorkerGroupSupervisor::Impl {
     // Stopping. A worker that ended by its own failure, not by our signals, is still reported.
     const bool stopped_by_us = WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == stop_signal ||
                                                             WTERMSIG(wait_status) == SIGKILL);
-    if (!success && !stopped_by_us && phase != Phase::kInterrupted) {
-      RecordFailure(worker, wait_status);
-    }
+    if (!success && !stopped_by_us && !interrupted) RecordFailure(worker, wait_status);
     if (AliveCount() == 0) OnGroupStopped();
   }
 
@@ -238,29 +319,32 @@ struct WorkerGroupSupervisor::Impl {
     failures.push_back(std::move(failure));
   }
 
-  // The first failure of a running attempt.
+  // The first failure of a running round: reported, and the workers stopped while the
+  // coordinator decides.
   void HandleFailure() {
-    if (policy.OnGroupFailure() == RestartPolicy::Decision::kRestart) {
-      log->warn("restarting all {} worker(s) (restart {} of {})", options.nproc,
-                policy.restarts_used(), policy.max_restarts());
-      phase = Phase::kRestarting;
-    } else {
-      phase = Phase::kGivingUp;
-    }
-    StopGroup(SIGTERM);
+    const WorkerFailure& root_cause = failures.front();
+    coordinator.ReportFailure(round, DescribeFailure(root_cause), ExitStatusOf(root_cause));
+    StopThen(AfterStop::kUndecided);
   }
 
   void OnStopSignal(int signal_number) {
     if (phase == Phase::kDone) return;
-    if (phase == Phase::kInterrupted) {
+    if (interrupted) {
       log->warn("received {} again; killing the workers now", SignalName(signal_number));
       SignalAlive(SIGKILL);
       return;
     }
     log->warn("received {}; stopping the workers", SignalName(signal_number));
-    phase = Phase::kInterrupted;
+    interrupted = true;
     interrupt_signal = signal_number;
-    StopGroup(signal_number);
+    const bool workers_alive = AliveCount() > 0;
+    if (workers_alive) {
+      phase = Phase::kStopping;
+      after_stop = AfterStop::kExit;
+      StopGroup(signal_number);
+    }
+    coordinator.Leave();
+    if (!workers_alive) Finish(128 + signal_number);
   }
 
   void SignalAlive(int signal_number) {
@@ -306,26 +390,35 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void OnGroupStopped() {
-    if (phase == Phase::kDone) return;
+    if (phase != Phase::kStopping) return;
     stop_timer.cancel();
-    switch (phase) {
-      case Phase::kRestarting:
-        ++attempt;
-        StartAttempt();
+    switch (after_stop) {
+      case AfterStop::kRejoin:
+        phase = Phase::kWaitingForRound;
+        coordinator.JoinNextRound();
         return;
-      case Phase::kGivingUp: {
-        failure_report = FormatFailureReport(options.program_label, failures,
-                                             policy.restarts_used(), policy.max_restarts());
-        Finish(ExitStatusOf(failures.front()));
+      case AfterStop::kUndecided:
+        phase = Phase::kAwaitingDecision;
         return;
-      }
-      case Phase::kInterrupted:
+      case AfterStop::kGiveUp:
+        GiveUp();
+        return;
+      case AfterStop::kExit:
         Finish(128 + interrupt_signal);
         return;
-      case Phase::kRunning:
-      case Phase::kDone:
-        return;
     }
+  }
+
+  // The job failed: the report, once, and the job's exit status. When this node's own failure is
+  // the job's root cause the report details it; otherwise it names the root cause the
+  // coordinator gave, and lists this node's failures after it.
+  void GiveUp() {
+    const bool own_root_cause =
+        !failures.empty() && job_failure.rfind(DescribeFailure(failures.front()), 0) == 0;
+    failure_report =
+        FormatFailureReport(options.program_label, failures, round.restart_count,
+                            coordinator.max_restarts(), own_root_cause ? "" : job_failure);
+    Finish(exit_status);
   }
 
   // Ends the run: cancels every watch, so io.run() returns once the output pumps have
@@ -348,10 +441,12 @@ WorkerGroupSupervisor::~WorkerGroupSupervisor() = default;
 int WorkerGroupSupervisor::Run() {
   impl_->WatchChildren();
   impl_->WatchStopSignals();
-  impl_->StartAttempt();
+  impl_->Begin();
   impl_->io.run();
   if (!impl_->failure_report.empty()) WriteAll(STDERR_FILENO, impl_->failure_report);
   return impl_->exit_status;
 }
+
+bool WorkerGroupSupervisor::interrupted() const { return impl_->interrupted; }
 
 }  // namespace ddprun

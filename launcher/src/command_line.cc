@@ -12,6 +12,7 @@
 
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/launcher/program_resolution.h"
+#include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/rendezvous_conf.h"
 #include "ddprun/version.h"
 
@@ -43,6 +44,11 @@ struct RawOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = -1;
   double shutdown_timeout = 30;
+  std::string token_file;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  std::string local_addr;
   bool version = false;
 };
 
@@ -262,7 +268,44 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
                  "Seconds between SIGTERM and SIGKILL when stopping workers")
       ->envname(pet("SHUTDOWN_TIMEOUT"))
       ->capture_default_str();
+  AddSecurityOptions(app, raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca);
+  app.add_option("--local_addr,--local-addr", raw.local_addr,
+                 "Address the other nodes reach this one at (default: this host's address on "
+                 "the route to the rendezvous server)")
+      ->envname(pet("LOCAL_ADDR"));
   app.add_flag("--version", raw.version, "Print the version and exit");
+}
+
+// --rdzv_endpoint, --rdzv_backend, --rdzv_conf and the security files, for a multi-node job.
+Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
+  const std::string& backend = raw.rdzv_backend;
+  if (backend != "static" && backend != "c10d" && backend != "ddprun") {
+    return InvalidArgumentError("--rdzv_backend=" + backend +
+                                ": ddprun has its own rendezvous server; use c10d (or leave the "
+                                "flag out) with --rdzv_endpoint=HOST:PORT");
+  }
+  auto settings = ParseRendezvousConf(raw.rdzv_conf);
+  if (!settings.ok()) return settings.status();
+  config.rdzv_settings = settings.value();
+  config.rdzv_settings.min_nodes = config.min_nodes;
+  config.rdzv_settings.max_nodes = config.max_nodes;
+  config.rdzv_settings.max_restarts = config.max_restarts;
+  config.multi_node = !raw.standalone && (!raw.rdzv_endpoint.empty() || config.max_nodes > 1);
+  if (!config.multi_node) return Status::Ok();
+  if (raw.rdzv_endpoint.empty()) {
+    return InvalidArgumentError("--nnodes=" + raw.nnodes +
+                                " needs --rdzv_endpoint=HOST:PORT (the same on every node) and "
+                                "--rdzv_id=JOB");
+  }
+  auto endpoint = ParseEndpoint(raw.rdzv_endpoint, kDefaultRendezvousPort);
+  if (!endpoint.ok()) return endpoint.status();
+  config.rdzv_host = endpoint->host;
+  config.rdzv_port = endpoint->port;
+  auto security = LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca);
+  if (!security.ok()) return security.status();
+  config.security = std::move(security).value();
+  config.local_addr = raw.local_addr;
+  return Status::Ok();
 }
 
 // The index of the program in args: the first argument that is not an option or an option's
@@ -294,23 +337,13 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   config.nproc_per_node = nproc.value();
   if (Status s = ResolveNnodes(raw.nnodes, config); !s.ok()) return s;
   config.standalone = raw.standalone;
-  if (raw.standalone) {
-    config.min_nodes = config.max_nodes = 1;
-  } else if (config.max_nodes > 1) {
-    return InvalidArgumentError("--nnodes=" + raw.nnodes +
-                                ": multi-node jobs are not supported by this version of ddprun "
-                                "yet; run one node (--standalone)");
-  }
-  if (!raw.rdzv_conf.empty()) {
-    if (auto settings = ParseRendezvousConf(raw.rdzv_conf); !settings.ok()) {
-      return settings.status();
-    }
-  }
+  if (raw.standalone) config.min_nodes = config.max_nodes = 1;
   if (raw.max_restarts < 0) {
     return InvalidArgumentError("--max_restarts must be 0 or more, not " +
                                 std::to_string(raw.max_restarts));
   }
   config.max_restarts = raw.max_restarts;
+  if (Status s = ResolveRendezvous(raw, config); !s.ok()) return s;
   if (raw.monitor_interval < 0 || std::isnan(raw.monitor_interval)) {
     return InvalidArgumentError("--monitor_interval must be 0 or more");
   }

@@ -11,23 +11,22 @@
 #include <filesystem>
 #include <iostream>
 
+#include "ddprun/agent/local_coordinator.h"
+#include "ddprun/agent/rendezvous_coordinator.h"
 #include "ddprun/agent/worker_group_supervisor.h"
 #include "ddprun/bound_socket.h"
 #include "ddprun/launcher/command_line.h"
+#include "ddprun/launcher/status_command.h"
 #include "ddprun/logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/version.h"
+#include "node_address.h"
+#include "rendezvous_node.h"
 
 namespace ddprun {
 namespace {
 
 constexpr int kUsageExit = 2;
-
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
-  return name;
-}
 
 // 32 random bytes as hex: the token every store call must carry.
 Result<std::string> NewToken() {
@@ -112,51 +111,14 @@ int Launch(const LaunchConfig& config) {
     }
   }
 
-  auto token = NewToken();
-  if (!token.ok()) {
-    std::fprintf(stderr, "ddprun: error: %s\n", token.status().message().c_str());
-    return 1;
-  }
-  RendezvousServerOptions server_options;
-  server_options.bind_host = "127.0.0.1";
-  server_options.token = token.value();
-  server_options.start_on_first_connection = true;
-  auto server = RendezvousServer::Start(server_options);
-  if (!server.ok()) {
-    std::fprintf(stderr, "ddprun: error: %s\n", server.status().message().c_str());
-    return 1;
-  }
-
-  // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host is
-  // given it, while rank 0's own listener (PyTorch's TCPStore, which also sets SO_REUSEADDR) can
-  // still bind it. No "find a free port, close it, hope" race.
-  std::optional<BoundSocket> reserved_port;
-  int master_port = config.master_port.value_or(0);
-  if (!config.master_port) {
-    auto reservation = BoundSocket::Bind(config.master_addr, 0);
-    if (!reservation.ok()) {
-      std::fprintf(stderr, "ddprun: error: cannot reserve MASTER_PORT: %s; pass --master_port\n",
-                   reservation.status().message().c_str());
-      return kUsageExit;
-    }
-    master_port = reservation->port();
-    reserved_port.emplace(std::move(reservation).value());
-  }
-
+  boost::asio::io_context io;
   JobEnvironment job;
   job.role = config.role;
   job.run_id = config.run_id;
-  job.master_addr = config.master_addr;
-  job.master_port = master_port;
   job.max_restarts = config.max_restarts;
-  job.store_address = server.value()->address();
-  job.store_token = token.value();
 
   SupervisorOptions options;
   options.nproc = config.nproc_per_node;
-  options.node_rank = config.node_rank;
-  options.num_nodes = config.max_nodes;
-  options.max_restarts = config.max_restarts;
   options.worker_argv = config.worker_argv;
   options.program_label = ProgramLabel(config);
   options.redirects = config.redirects;
@@ -164,28 +126,116 @@ int Launch(const LaunchConfig& config) {
   options.local_ranks_filter = config.local_ranks_filter;
   options.log_layout = RunLogLayout(log_dir, config.run_id);
   options.shutdown_timeout = config.shutdown_timeout;
-  options.host = HostName();
-  const EnvironmentMap inherited = CurrentEnvironment();
-  options.environment = [&inherited, job](const WorkerPlacement& placement, int attempt,
-                                          const std::string& error_file) {
-    JobEnvironment attempt_job = job;
-    attempt_job.restart_count = attempt;
-    attempt_job.round = attempt;
-    return BuildWorkerEnvironment(inherited, attempt_job, placement, error_file);
-  };
-  log->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
-            config.nproc_per_node, job.store_address, master_port);
 
-  boost::asio::io_context io;
-  WorkerGroupSupervisor supervisor(io, std::move(options));
-  const int status = supervisor.Run();
+  // Single node: an embedded store and a MASTER_PORT of our own; the node decides restarts.
+  // Multi-node: the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank
+  // 0's.
+  std::unique_ptr<RendezvousServer> server;
+  std::optional<BoundSocket> reserved_port;
+  std::unique_ptr<RoundCoordinator> coordinator;
+  if (config.multi_node) {
+    auto node = PrepareRendezvousNode(config);
+    if (!node.ok()) {
+      std::fprintf(stderr, "ddprun: error: %s\n", node.status().message().c_str());
+      return 1;
+    }
+    server = std::move(node->hosted);
+    reserved_port.emplace(std::move(node->master_port));
+    job.store_address = node->store_address;
+    job.store_token = config.security.token;
+    options.host = node->address;
+    log->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,
+              node->store_address, server ? " (hosted here)" : "");
+    coordinator = std::make_unique<RendezvousCoordinator>(io, node->session);
+  } else {
+    auto token = NewToken();
+    if (!token.ok()) {
+      std::fprintf(stderr, "ddprun: error: %s\n", token.status().message().c_str());
+      return 1;
+    }
+    RendezvousServerOptions server_options;
+    server_options.bind_host = "127.0.0.1";
+    server_options.token = token.value();
+    server_options.start_on_first_connection = true;
+    auto started = RendezvousServer::Start(server_options);
+    if (!started.ok()) {
+      std::fprintf(stderr, "ddprun: error: %s\n", started.status().message().c_str());
+      return 1;
+    }
+    server = std::move(started).value();
+    // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host
+    // is given it, while rank 0's own listener (PyTorch's TCPStore, which also sets
+    // SO_REUSEADDR) can still bind it. No "find a free port, close it, hope" race.
+    int master_port = config.master_port.value_or(0);
+    if (!config.master_port) {
+      auto reservation = BoundSocket::Bind(config.master_addr, 0);
+      if (!reservation.ok()) {
+        std::fprintf(stderr, "ddprun: error: cannot reserve MASTER_PORT: %s; pass --master_port\n",
+                     reservation.status().message().c_str());
+        return kUsageExit;
+      }
+      master_port = reservation->port();
+      reserved_port.emplace(std::move(reservation).value());
+    }
+    job.store_address = server->address();
+    job.store_token = token.value();
+    options.host = HostName();
+    const int nodes = config.max_nodes;
+    NodeAssignment first_round{0,
+                               config.node_rank,
+                               nodes,
+                               config.node_rank * config.nproc_per_node,
+                               nodes * config.nproc_per_node,
+                               config.master_addr,
+                               master_port,
+                               0};
+    log->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
+              config.nproc_per_node, job.store_address, master_port);
+    coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts);
+  }
+  options.coordinator = coordinator.get();
+  const EnvironmentMap inherited = CurrentEnvironment();
+  options.environment = [&inherited, job](const WorkerPlacement& placement,
+                                          const NodeAssignment& round,
+                                          const std::string& error_file) {
+    JobEnvironment round_job = job;
+    round_job.master_addr = round.master_addr;
+    round_job.master_port = round.master_port;
+    round_job.restart_count = round.restart_count;
+    round_job.round = round.round;
+    return BuildWorkerEnvironment(inherited, round_job, placement, error_file);
+  };
+
+  int status = 0;
+  bool interrupted = false;
+  {
+    WorkerGroupSupervisor supervisor(io, std::move(options));
+    status = supervisor.Run();
+    interrupted = supervisor.interrupted();
+  }
+  coordinator.reset();  // closes this node's session
   // A failed run keeps its error files: the failure report points at them.
   if (status != 0 && temporary_logs) temporary_logs->Keep();
+  if (config.multi_node && server && !server->Idle()) {
+    // The other nodes still need the rendezvous: after this node left (a signal), until the job
+    // ends; after the job ended, until every node has heard it (close_timeout at most).
+    if (interrupted) {
+      std::fprintf(stderr,
+                   "ddprun: this node left job %s; serving its rendezvous for the other nodes "
+                   "until the job ends (signal again to stop now)\n",
+                   config.run_id.c_str());
+    }
+    ServeUntilIdle(*server,
+                   interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
+  }
   return status;
 }
 
 int LauncherMain(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "status") {
+    return StatusMain({args.begin() + 1, args.end()});
+  }
   ParsedCommandLine parsed = ParseCommandLine(args);
   if (auto* help = std::get_if<HelpRequest>(&parsed)) {
     std::cout << help->text;

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   options.bind_host = config.bind;
   options.port = config.port;
   options.token = config.token;
+  options.tls_cert_pem = config.tls_cert_pem;
+  options.tls_key_pem = config.tls_key_pem;
+  options.tls_client_ca_pem = config.tls_ca_pem;
   auto server = RendezvousServer::Start(options);
   if (!server.ok()) {
     std::fprintf(stderr, "ddprund: error: %s\n", server.status().message().c_str());

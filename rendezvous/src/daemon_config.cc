@@ -9,37 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "ddprun/security_files.h"
 
 namespace ddprun {
-namespace {
-
-bool IsLoopback(const std::string& address) {
-  in_addr parsed{};
-  if (address == "localhost") return true;
-  if (::inet_pton(AF_INET, address.c_str(), &parsed) != 1) return false;
-  return (ntohl(parsed.s_addr) >> 24) == 127;
-}
-
-// The token: the file's content without surrounding whitespace. An error message, or "".
-std::string ReadToken(const std::string& path, std::string& token) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "cannot read --token-file " + path + ": " + std::strerror(errno);
-  std::stringstream content;
-  content << in.rdbuf();
-  token = content.str();
-  const auto first = token.find_first_not_of(" \t\r\n");
-  const auto last = token.find_last_not_of(" \t\r\n");
-  token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
-  if (token.empty()) return "--token-file " + path + " is empty; put the job token in it";
-  if (token.find_first_of(" \t\r\n") != std::string::npos) {
-    return "--token-file " + path + " must hold one token on one line";
-  }
-  return "";
-}
-
-}  // namespace
 
 ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& args) {
   CLI::App app(
@@ -48,6 +21,9 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
       "ddprund");
   DaemonConfig config;
   std::string token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_ca_file;
   app.add_option("--bind", config.bind,
                  "Address to listen on (0.0.0.0: every interface; needs --token-file)")
       ->capture_default_str();
@@ -56,6 +32,11 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   app.add_option("--port-file", config.port_file, "Write the bound port to this file");
   app.add_option("--token-file", token_file,
                  "File holding the token every call must carry (see DDPRUN_TOKEN)");
+  app.add_option("--tls-cert", tls_cert_file,
+                 "Serve TLS with this PEM certificate (needs --tls-key)");
+  app.add_option("--tls-key", tls_key_file, "The PEM private key of --tls-cert");
+  app.add_option("--tls-ca", tls_ca_file,
+                 "Require client certificates signed by this PEM CA (mutual TLS)");
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -73,13 +54,29 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
                             config.bind + "'"};
   }
   if (!token_file.empty()) {
-    if (std::string error = ReadToken(token_file, config.token); !error.empty()) {
-      return DaemonUsageError{error};
-    }
-  } else if (!IsLoopback(config.bind)) {
+    auto token = ReadTokenFile(token_file);
+    if (!token.ok()) return DaemonUsageError{token.status().message()};
+    config.token = std::move(token).value();
+  } else if (!IsLoopbackAddress(config.bind)) {
     return DaemonUsageError{"--bind " + config.bind +
                             " would accept calls from other hosts without a token; pass "
                             "--token-file"};
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return DaemonUsageError{"--tls-cert and --tls-key go together; give both or neither"};
+  }
+  if (!tls_ca_file.empty() && tls_cert_file.empty()) {
+    return DaemonUsageError{"--tls-ca needs --tls-cert and --tls-key (the server's own TLS)"};
+  }
+  const std::pair<const char*, std::pair<std::string*, std::string*>> pem_files[] = {
+      {"--tls-cert", {&tls_cert_file, &config.tls_cert_pem}},
+      {"--tls-key", {&tls_key_file, &config.tls_key_pem}},
+      {"--tls-ca", {&tls_ca_file, &config.tls_ca_pem}}};
+  for (const auto& [flag, file] : pem_files) {
+    if (file.first->empty()) continue;
+    auto pem = ReadPemFile(flag, *file.first);
+    if (!pem.ok()) return DaemonUsageError{pem.status().message()};
+    *file.second = std::move(pem).value();
   }
   return config;
 }

@@ -2,6 +2,23 @@
 #include "ddprun/rendezvous/job_registry.h"
 
 namespace ddprun {
+namespace {
+
+const char* StateName(JobRounds::State state) {
+  switch (state) {
+    case JobRounds::State::kForming:
+      return "forming";
+    case JobRounds::State::kRunning:
+      return "running";
+    case JobRounds::State::kComplete:
+      return "complete";
+    case JobRounds::State::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+}  // namespace
 
 Status ValidateRendezvousSettings(const RendezvousSettings& settings) {
   if (settings.min_nodes < 1 || settings.max_nodes < settings.min_nodes) {
@@ -28,8 +45,8 @@ void JobRegistry::Drain(const std::string& job_id, JobRounds& job,
 }
 
 Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& settings,
-                         const NodeDescription& node, RendezvousTime now,
-                         std::vector<RoutedEvent>& events) {
+                         const NodeDescription& node, const std::optional<RunningRound>& running,
+                         RendezvousTime now, std::vector<RoutedEvent>& events) {
   if (job_id.empty()) return InvalidArgumentError("a job id is required (--rdzv_id)");
   std::lock_guard lock(mu_);
   JobRounds* job = Find(job_id);
@@ -37,7 +54,15 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
     if (Status s = ValidateRendezvousSettings(settings); !s.ok()) return s;
     job = jobs_.emplace(job_id, std::make_unique<JobRounds>(settings, now)).first->second.get();
   }
-  Status status = job->Join(node, now);
+  const RendezvousSettings& own = job->settings();
+  if (settings.min_nodes != own.min_nodes || settings.max_nodes != own.max_nodes) {
+    return InvalidArgumentError(
+        "job '" + job_id + "' runs with --nnodes=" + std::to_string(own.min_nodes) + ":" +
+        std::to_string(own.max_nodes) + " but node " + node.host +
+        " asked for --nnodes=" + std::to_string(settings.min_nodes) + ":" +
+        std::to_string(settings.max_nodes) + "; give every node the same --nnodes");
+  }
+  Status status = running ? job->Resume(node, *running, now) : job->Join(node, now);
   Drain(job_id, *job, events);
   return status;
 }
@@ -60,10 +85,12 @@ void JobRegistry::Update(const std::string& job_id, const std::function<void(Job
 }
 
 void JobRegistry::WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
-                               const std::string& description, RendezvousTime now,
+                               const std::string& description, int exit_status, RendezvousTime now,
                                std::vector<RoutedEvent>& events) {
   Update(
-      job_id, [&](JobRounds& job) { job.WorkerFailed(node_id, round, description, now); }, events);
+      job_id,
+      [&](JobRounds& job) { job.WorkerFailed(node_id, round, description, exit_status, now); },
+      events);
 }
 
 void JobRegistry::Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
@@ -94,6 +121,31 @@ std::optional<RendezvousTime> JobRegistry::NextDeadline() const {
     if (deadline && (!next || *deadline < *next)) next = deadline;
   }
   return next;
+}
+
+bool JobRegistry::AllEnded() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, job] : jobs_) {
+    if (job->state() != JobRounds::State::kComplete && job->state() != JobRounds::State::kFailed) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<std::vector<JobSnapshot>> JobRegistry::Snapshot(const std::string& job_id,
+                                                       RendezvousTime now) const {
+  std::lock_guard lock(mu_);
+  std::vector<JobSnapshot> snapshots;
+  for (const auto& [id, job] : jobs_) {
+    if (!job_id.empty() && id != job_id) continue;
+    snapshots.push_back({id, StateName(job->state()), job->round(), job->settings(),
+                         job->restarts_used(), job->last_failure(), job->Nodes(now)});
+  }
+  if (!job_id.empty() && snapshots.empty()) {
+    return NotFoundError("no job '" + job_id + "' on this rendezvous server");
+  }
+  return snapshots;
 }
 
 }  // namespace ddprun

@@ -18,7 +18,7 @@ std::string Seconds(std::chrono::milliseconds duration) {
 JobRounds::JobRounds(RendezvousSettings settings, RendezvousTime now)
     : settings_(settings), join_deadline_(now + settings.join_timeout) {}
 
-Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
+Status JobRounds::ValidateNode(const NodeDescription& node) const {
   if (state_ == State::kComplete || state_ == State::kFailed) {
     return FailedPreconditionError("the job has already ended (" +
                                    std::string(state_ == State::kComplete ? "complete" : "failed") +
@@ -27,6 +27,11 @@ Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
   if (node.node_id.empty() || node.host.empty() || node.nproc < 1) {
     return InvalidArgumentError("a node must have an id, a host and at least one worker");
   }
+  return Status::Ok();
+}
+
+Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
+  if (Status s = ValidateNode(node); !s.ok()) return s;
   Node& entry = nodes_[node.node_id];
   entry.description = node;
   entry.last_heartbeat = now;
@@ -47,6 +52,73 @@ Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
   return Status::Ok();
 }
 
+Status JobRounds::Resume(const NodeDescription& node, const RunningRound& running,
+                         RendezvousTime now) {
+  if (Status s = ValidateNode(node); !s.ok()) return s;
+  const bool still_running = state_ == State::kRunning && running.round == round_ &&
+                             running.group_rank >= 0 &&
+                             running.group_rank < static_cast<int>(members_.size());
+  if (still_running && members_[static_cast<size_t>(running.group_rank)] == node.node_id) {
+    Node& entry = nodes_.at(node.node_id);
+    entry.description = node;
+    entry.last_heartbeat = now;
+    return Status::Ok();  // a broken stream, not a lost node
+  }
+  const bool adoptable = running.group_world_size >= 1 && running.group_rank >= 0 &&
+                         running.group_rank < running.group_world_size &&
+                         running.group_world_size <= settings_.max_nodes;
+  if (adoptable &&
+      ((!formed_a_round_ && state_ == State::kForming) || (readopt_deadline_ && still_running))) {
+    return Readopt(node, running, now);
+  }
+  // The node's round is over. Its workers must stop: a member is told so by the restart its
+  // Join causes; anyone else is told here, once.
+  const bool member = state_ == State::kRunning &&
+                      std::find(members_.begin(), members_.end(), node.node_id) != members_.end();
+  if (!member) {
+    Emit(node.node_id, NodeEvent::Type::kRestart,
+         "round " + std::to_string(running.round) + " of this node is over; join the next round");
+  }
+  return Join(node, now);
+}
+
+Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& running,
+                          RendezvousTime now) {
+  if (!readopt_deadline_) {
+    state_ = State::kRunning;
+    formed_a_round_ = true;
+    round_ = running.round;
+    restarts_used_ = std::max(restarts_used_, running.restart_count);
+    members_.assign(static_cast<size_t>(running.group_world_size), "");
+    succeeded_.clear();
+    expected_.clear();
+    last_call_deadline_.reset();
+    readopt_deadline_ = now + settings_.heartbeat_timeout;
+  }
+  std::string& slot = members_[static_cast<size_t>(running.group_rank)];
+  if (!slot.empty() && slot != node.node_id) {  // two nodes claim one rank: start afresh
+    Node& entry = nodes_[node.node_id];
+    entry.description = node;
+    entry.last_heartbeat = now;
+    entry.joined = true;
+    entry.joined_at = now;
+    Emit(node.node_id, NodeEvent::Type::kRestart, "group rank claimed twice; join again");
+    readopt_deadline_.reset();
+    StartNextRound("two nodes claimed group rank " + std::to_string(running.group_rank), now);
+    return Status::Ok();
+  }
+  slot = node.node_id;
+  Node& entry = nodes_[node.node_id];
+  entry.description = node;
+  entry.last_heartbeat = now;
+  entry.joined = false;
+  entry.previous_group_rank = running.group_rank;
+  if (std::none_of(members_.begin(), members_.end(), [](auto& id) { return id.empty(); })) {
+    readopt_deadline_.reset();  // every member is back
+  }
+  return Status::Ok();
+}
+
 Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) {
@@ -64,7 +136,7 @@ void JobRounds::Leave(const std::string& node_id, RendezvousTime now) {
 }
 
 void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
-                             const std::string& description, RendezvousTime now) {
+                             const std::string& description, int exit_status, RendezvousTime now) {
   if (state_ != State::kRunning || round != round_) return;  // stale: that round is over
   if (std::find(members_.begin(), members_.end(), node_id) == members_.end()) return;
   last_failure_ = description;
@@ -77,7 +149,8 @@ void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
     return;
   }
   FailJob(description + " (restarts used: " + std::to_string(restarts_used_) + " of " +
-          std::to_string(settings_.max_restarts) + ")");
+              std::to_string(settings_.max_restarts) + ")",
+          exit_status);
 }
 
 void JobRounds::NodeSucceeded(const std::string& node_id, int64_t round) {
@@ -102,11 +175,19 @@ void JobRounds::Tick(RendezvousTime now) {
                now);
     if (state_ == State::kFailed) return;
   }
+  if (readopt_deadline_ && now >= *readopt_deadline_) {
+    readopt_deadline_.reset();
+    std::erase(members_, std::string());
+    StartNextRound("not every node came back to the restarted rendezvous server within " +
+                       Seconds(settings_.heartbeat_timeout),
+                   now);
+  }
   if (state_ != State::kForming) return;
   if (static_cast<int>(JoinedCount()) < settings_.min_nodes && now >= join_deadline_) {
     FailJob("only " + std::to_string(JoinedCount()) + " of the " +
-            std::to_string(settings_.min_nodes) + " nodes needed joined within join_timeout (" +
-            Seconds(settings_.join_timeout) + ")");
+                std::to_string(settings_.min_nodes) + " nodes needed joined within join_timeout (" +
+                Seconds(settings_.join_timeout) + ")",
+            1);
     return;
   }
   MaybeCompleteRound(now);
@@ -119,11 +200,33 @@ std::optional<RendezvousTime> JobRounds::NextDeadline() const {
     if (!next || t < *next) next = t;
   };
   for (const auto& [id, node] : nodes_) consider(node.last_heartbeat + settings_.heartbeat_timeout);
+  if (readopt_deadline_) consider(*readopt_deadline_);
   if (state_ == State::kForming) {
     consider(join_deadline_);
     if (last_call_deadline_) consider(*last_call_deadline_);
   }
   return next;
+}
+
+std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
+  std::vector<NodeSnapshot> snapshots;
+  int first_global_rank = 0;
+  for (size_t rank = 0; rank < members_.size(); ++rank) {
+    auto it = nodes_.find(members_[rank]);
+    if (it == nodes_.end()) continue;  // not back yet after a server restart
+    snapshots.push_back(
+        {it->second.description, static_cast<int>(rank), first_global_rank,
+         std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.last_heartbeat),
+         succeeded_.contains(members_[rank])});
+    first_global_rank += it->second.description.nproc;
+  }
+  for (const auto& [id, node] : nodes_) {
+    if (std::find(members_.begin(), members_.end(), id) != members_.end()) continue;
+    snapshots.push_back(
+        {node.description, -1, 0,
+         std::chrono::duration_cast<std::chrono::milliseconds>(now - node.last_heartbeat), false});
+  }
+  return snapshots;
 }
 
 std::vector<NodeEvent> JobRounds::TakeEvents() { return std::exchange(events_, {}); }
@@ -196,6 +299,7 @@ void JobRounds::CompleteRound() {
   for (auto& [id, node] : nodes_) node.previous_group_rank.reset();
 
   state_ = State::kRunning;
+  formed_a_round_ = true;
   succeeded_.clear();
   expected_.clear();
   last_call_deadline_.reset();
@@ -220,6 +324,8 @@ void JobRounds::CompleteRound() {
 }
 
 void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now) {
+  readopt_deadline_.reset();
+  std::erase(members_, std::string());
   for (const auto& id : members_) Emit(id, NodeEvent::Type::kRestart, reason);
   expected_ = std::set<std::string>(members_.begin(), members_.end());
   for (const auto& [id, node] : nodes_) {
@@ -247,14 +353,16 @@ void JobRounds::RemoveNode(const std::string& node_id, const std::string& reason
   MaybeCompleteRound(now);
 }
 
-void JobRounds::FailJob(const std::string& reason) {
+void JobRounds::FailJob(const std::string& reason, int exit_status) {
   state_ = State::kFailed;
+  readopt_deadline_.reset();
   last_failure_ = reason;
-  for (const auto& [id, node] : nodes_) Emit(id, NodeEvent::Type::kJobFailed, reason);
+  for (const auto& [id, node] : nodes_) Emit(id, NodeEvent::Type::kJobFailed, reason, exit_status);
 }
 
-void JobRounds::Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason) {
-  events_.push_back(NodeEvent{node_id, type, {}, reason});
+void JobRounds::Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
+                     int exit_status) {
+  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status});
 }
 
 }  // namespace ddprun

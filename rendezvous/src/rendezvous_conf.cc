@@ -14,11 +14,9 @@ Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
   const std::map<std::string, std::chrono::milliseconds*> durations = {
       {"join_timeout", &settings.join_timeout},
       {"last_call_timeout", &settings.last_call_timeout},
-      {"heartbeat_timeout", &settings.heartbeat_timeout}};
-  // close_timeout bounds how long torchrun's agents take to mark a rendezvous closed; ddprun's
-  // server ends a job for every node at once, so it has nothing to wait for.
-  const std::set<std::string> torchrun_only = {"close_timeout",
-                                               "keep_alive_interval",
+      {"heartbeat_timeout", &settings.heartbeat_timeout},
+      {"close_timeout", &settings.close_timeout}};
+  const std::set<std::string> torchrun_only = {"keep_alive_interval",
                                                "keep_alive_max_attempt",
                                                "timeout",
                                                "read_timeout",
@@ -41,8 +39,8 @@ Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
     auto field = durations.find(key);
     if (field == durations.end()) {
       return InvalidArgumentError("--rdzv_conf: unknown key '" + key +
-                                  "'; ddprun knows join_timeout, last_call_timeout and "
-                                  "heartbeat_timeout (seconds)");
+                                  "'; ddprun knows join_timeout, last_call_timeout, "
+                                  "heartbeat_timeout and close_timeout (seconds)");
     }
     char* parsed_end = nullptr;
     const double seconds = std::strtod(value.c_str(), &parsed_end);

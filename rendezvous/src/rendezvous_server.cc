@@ -21,6 +21,7 @@ namespace ddprun {
 struct RendezvousServer::Impl {
   std::unique_ptr<RendezvousService> service;
   int max_receive_bytes = 0;
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
 
   std::mutex mu;
   std::unique_ptr<grpc::Server> server;  // guarded by mu
@@ -39,7 +40,7 @@ struct RendezvousServer::Impl {
           grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
           grpc::InsecureServerCredentials());
     } else {
-      builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), selected_port);
+      builder.AddListeningPort(listen, credentials, selected_port);
       // SO_REUSEPORT would let a second server bind the same port and take half the calls.
       builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     }
@@ -90,6 +91,18 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);
   self->host_ = options.bind_host;
   self->port_ = options.port;
+  if (!options.tls_cert_pem.empty()) {
+    if (options.start_on_first_connection) {
+      return InvalidArgumentError("TLS is not available for the on-first-connection server");
+    }
+    grpc::SslServerCredentialsOptions tls(
+        options.tls_client_ca_pem.empty()
+            ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+            : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    tls.pem_root_certs = options.tls_client_ca_pem;
+    tls.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
+    impl.credentials = grpc::SslServerCredentials(tls);
+  }
 
   if (options.start_on_first_connection) {
     auto listener = BoundSocket::Bind(options.bind_host, options.port);
@@ -116,6 +129,12 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
 RendezvousServer::~RendezvousServer() { Shutdown(); }
 
 std::string RendezvousServer::address() const { return host_ + ":" + std::to_string(port_); }
+
+bool RendezvousServer::Idle() const { return impl_->service->Idle(); }
+
+void RendezvousServer::SetChangeCallback(std::function<void()> on_change) {
+  impl_->service->SetChangeCallback(std::move(on_change));
+}
 
 void RendezvousServer::Shutdown(std::chrono::milliseconds grace) {
   if (!impl_) return;

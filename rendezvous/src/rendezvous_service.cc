@@ -128,7 +128,8 @@ grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* contex
       ->warn("refused a call from {}: {} token", context->peer(),
              it == metadata.end() ? "missing" : "wrong");
   return {grpc::StatusCode::UNAUTHENTICATED,
-          "the rendezvous server requires its token (DDPRUN_TOKEN); this call had a " +
+          "the rendezvous server requires its token (--token-file for ddprun, DDPRUN_TOKEN for "
+          "workers); this call had a " +
               std::string(it == metadata.end() ? "missing" : "wrong") + " one"};
 }
 
@@ -185,6 +186,56 @@ grpc::ServerUnaryReactor* RendezvousService::Delete(grpc::CallbackServerContext*
   if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
   response->set_deleted(store_.Delete(ScopeOf(request->scope()), request->key()));
   return Finish(context, grpc::Status::OK);
+}
+
+namespace {
+
+void ToProto(const JobSnapshot& job, v1::JobStatus& proto) {
+  proto.set_job_id(job.job_id);
+  proto.set_state(job.state);
+  proto.set_round(job.round);
+  proto.set_min_nodes(job.settings.min_nodes);
+  proto.set_max_nodes(job.settings.max_nodes);
+  proto.set_restarts_used(job.restarts_used);
+  proto.set_max_restarts(job.settings.max_restarts);
+  proto.set_last_failure(job.last_failure);
+  for (const NodeSnapshot& node : job.nodes) {
+    auto* out = proto.add_nodes();
+    out->set_node_id(node.description.node_id);
+    out->set_host(node.description.host);
+    out->set_group_rank(node.group_rank);
+    out->set_first_global_rank(node.first_global_rank);
+    out->set_nproc(node.description.nproc);
+    out->set_heartbeat_age_ms(node.heartbeat_age.count());
+    const bool running = node.group_rank >= 0 && job.state == "running";
+    out->set_state(node.succeeded ? "succeeded" : running ? "running" : "waiting");
+  }
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerContext* context,
+                                                          const v1::DescribeJobsRequest* request,
+                                                          v1::DescribeJobsResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto jobs = registry_.Snapshot(request->job_id(), RendezvousClock::now());
+  if (jobs.ok()) {
+    for (const JobSnapshot& job : jobs.value()) ToProto(job, *response->add_jobs());
+  }
+  return Finish(context, ToGrpcStatus(jobs.status()));
+}
+
+bool RendezvousService::Idle() const {
+  {
+    std::lock_guard lock(sessions_mu_);
+    if (!sessions_.empty()) return false;
+  }
+  return registry_.AllEnded();
+}
+
+void RendezvousService::SetChangeCallback(std::function<void()> on_change) {
+  std::lock_guard lock(sessions_mu_);
+  on_change_ = std::move(on_change);
 }
 
 }  // namespace ddprun

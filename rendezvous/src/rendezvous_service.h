@@ -7,6 +7,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,6 +44,15 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
                                    v1::DeleteResponse* response) override;
   grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent>* Session(
       grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* DescribeJobs(grpc::CallbackServerContext* context,
+                                         const v1::DescribeJobsRequest* request,
+                                         v1::DescribeJobsResponse* response) override;
+
+  // No agent is connected and every job has ended (or there is none).
+  bool Idle() const;
+  // Called, on a gRPC thread, after a session ends or events were delivered: a moment when Idle()
+  // may have become true. Must not block.
+  void SetChangeCallback(std::function<void()> on_change);
 
  private:
   class WaitReactor;
@@ -64,8 +74,9 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   KeyValueStore& store_;
   const std::string token_;
   JobRegistry registry_;
-  std::mutex sessions_mu_;
+  mutable std::mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_;  // guarded by sessions_mu_
+  std::function<void()> on_change_;                 // guarded by sessions_mu_
   boost::asio::io_context timers_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> timers_work_;
   boost::asio::steady_timer round_timer_;  // used on the timer thread only

@@ -50,6 +50,7 @@ v1::ServerEvent ToProto(const NodeEvent& event) {
       break;
     case NodeEvent::Type::kJobFailed:
       proto.mutable_job_failed()->set_reason(event.reason);
+      proto.mutable_job_failed()->set_exit_status(event.exit_status);
       break;
   }
   return proto;
@@ -146,7 +147,18 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
       session.key = key;
       Register(key, &session);
     }
-    Status joined = registry_.Join(join.job_id(), SettingsOf(join.settings()), node, now, events);
+    std::optional<RunningRound> running;
+    if (join.has_running()) {
+      running = RunningRound{join.running().round(), join.running().group_rank(),
+                             join.running().group_world_size(), join.running().restart_count()};
+    }
+    Status joined =
+        registry_.Join(join.job_id(), SettingsOf(join.settings()), node, running, now, events);
+    if (!joined.ok()) {
+      GetLogger("rendezvous")
+          ->warn("join of node {} to job '{}' refused: {}", node.host, join.job_id(),
+                 joined.message());
+    }
     Deliver(events);
     ScheduleTick();
     return ToGrpcStatus(joined);
@@ -166,7 +178,8 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
       return grpc::Status::OK;
     case v1::AgentMessage::kWorkerFailed:
       registry_.WorkerFailed(job_id, node_id, message.worker_failed().round(),
-                             message.worker_failed().description(), now, events);
+                             message.worker_failed().description(),
+                             message.worker_failed().exit_status(), now, events);
       break;
     case v1::AgentMessage::kSucceeded:
       registry_.Succeeded(job_id, node_id, message.succeeded().round(), events);
@@ -183,11 +196,13 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 }
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
+  if (events.empty()) return;
   std::lock_guard lock(sessions_mu_);
   for (const auto& routed : events) {
     auto it = sessions_.find({routed.job_id, routed.event.node_id});
     if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
   }
+  if (on_change_) on_change_();
 }
 
 void RendezvousService::Register(const SessionKey& key, SessionReactor* session) {
@@ -199,6 +214,7 @@ void RendezvousService::Unregister(const SessionKey& key, SessionReactor* sessio
   std::lock_guard lock(sessions_mu_);
   auto it = sessions_.find(key);
   if (it != sessions_.end() && it->second == session) sessions_.erase(it);
+  if (on_change_) on_change_();
 }
 
 void RendezvousService::ScheduleTick() {

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "client_channel.h"
+#include "ddprun/security_files.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
 
@@ -16,8 +18,6 @@ struct StoreClient::Impl {
 };
 
 namespace {
-
-constexpr char kTokenMetadataKey[] = "x-ddprun-token";
 
 // Prefixes a failed call's message with what was being done, and where.
 Status Describe(const grpc::Status& status, const std::string& what, const std::string& address) {
@@ -54,7 +54,18 @@ Result<std::unique_ptr<StoreClient>> StoreClient::FromEnvironment() {
   }
   options.address = std::move(address).value();
   options.job_id = std::move(job).value();
-  if (const char* token = std::getenv("DDPRUN_TOKEN")) options.token = token;
+  if (const char* token = std::getenv("DDPRUN_TOKEN")) options.security.token = token;
+  const std::pair<const char*, std::string*> tls_files[] = {
+      {"DDPRUN_TLS_CA", &options.security.tls_ca_pem},
+      {"DDPRUN_TLS_CERT", &options.security.tls_cert_pem},
+      {"DDPRUN_TLS_KEY", &options.security.tls_key_pem}};
+  for (const auto& [name, pem] : tls_files) {
+    const char* path = std::getenv(name);
+    if (path == nullptr || *path == '\0') continue;
+    auto file = ReadPemFile(name, path);
+    if (!file.ok()) return file.status();
+    *pem = std::move(file).value();
+  }
   return Connect(options);
 }
 
@@ -64,11 +75,7 @@ std::unique_ptr<StoreClient> StoreClient::Connect(const StoreClientOptions& opti
 
 StoreClient::StoreClient(StoreClientOptions options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
-  grpc::ChannelArguments arguments;
-  arguments.SetMaxReceiveMessageSize(-1);
-  auto channel =
-      grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(), arguments);
-  impl_->stub = v1::Rendezvous::NewStub(channel);
+  impl_->stub = v1::Rendezvous::NewStub(OpenRendezvousChannel(options_.address, options_.security));
 }
 
 StoreClient::~StoreClient() = default;
@@ -80,7 +87,7 @@ std::unique_ptr<grpc::ClientContext> MakeContext(const StoreClientOptions& optio
                                                  std::chrono::milliseconds timeout) {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + timeout);
-  if (!options.token.empty()) context->AddMetadata(kTokenMetadataKey, options.token);
+  AddToken(*context, options.security);
   return context;
 }
 

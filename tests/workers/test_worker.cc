@@ -15,6 +15,8 @@
 //   wait-for-signal          print "ready <pid>", then on SIGTERM/SIGINT/SIGHUP print
 //                            "got <SIGNAME>" and exit 0
 //   ignore-term              print "ready <pid>", ignore SIGTERM, wait forever
+//   until-world N            print "ready world=W restart=C pid=P"; exit 0 when WORLD_SIZE is
+//                            N, else wait for a stop signal as wait-for-signal does
 //   store                    exercise every store operation against the job's store
 //   touch PATH               create PATH (proves the program was started)
 #include <signal.h>
@@ -128,6 +130,18 @@ int WaitForSignal() {
   return 0;
 }
 
+int UntilWorld(int wanted) {
+  InstallSignalRecorder();
+  const char* world = std::getenv("WORLD_SIZE");
+  const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  std::printf("ready world=%s restart=%s pid=%d\n", world ? world : "?", restart ? restart : "?",
+              static_cast<int>(::getpid()));
+  std::fflush(stdout);
+  if (world != nullptr && std::atoi(world) == wanted) return 0;
+  AwaitRecordedSignal();
+  return 0;
+}
+
 int IgnoreTerm() {
   ::signal(SIGTERM, SIG_IGN);
   std::printf("ready %d\n", static_cast<int>(::getpid()));
@@ -189,7 +203,7 @@ int ExerciseStore() {
   failures += Check(total.ok() && std::atoi(total->c_str()) == world, "add");
   // The token is checked.
   ddprun::StoreClientOptions wrong = client.options();
-  wrong.token = "not-the-token";
+  wrong.security.token = "not-the-token";
   auto intruder = ddprun::StoreClient::Connect(wrong);
   failures +=
       Check(intruder->Get("arrivals").status().code() == ddprun::StatusCode::kUnauthenticated,
@@ -231,6 +245,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "wait-for-signal") return WaitForSignal();
   if (mode == "ignore-term") return IgnoreTerm();
+  if (mode == "until-world") return UntilWorld(arg(2));
   if (mode == "store") return ExerciseStore();
   if (mode == "touch" && argc > 2) {
     std::ofstream(argv[2]) << "started\n";

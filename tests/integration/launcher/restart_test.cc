@@ -17,7 +17,8 @@ TEST_CASE("a failed worker restarts the whole group with TORCHELASTIC_RESTART_CO
   }
   // Ranks 0 and 2 were stopped by ddprun for the restart (they print what stopped them).
   CHECK(Count(result.out, "got SIGTERM") == 2);
-  CHECK(Count(result.err, "restarting all 3 worker(s) (restart 1 of 1)") == 1);
+  CHECK(Count(result.err, "restarting the workers: worker failure: rank 1 (local_rank 1)") == 1);
+  CHECK(Count(result.err, "(restart 1 of 1)") == 1);
 }
 
 TEST_CASE("the flag --max_restarts counts failures: N restarts, then ddprun gives up") {

@@ -33,7 +33,7 @@ int StartDaemon(ChildProcess& daemon) {
 std::unique_ptr<StoreClient> Client(int port, const std::string& token) {
   StoreClientOptions options;
   options.address = "127.0.0.1:" + std::to_string(port);
-  options.token = token;
+  options.security.token = token;
   options.job_id = "job7";
   options.rpc_timeout = std::chrono::seconds(10);
   return StoreClient::Connect(options);

@@ -25,7 +25,7 @@ struct ServerFixture {
   std::unique_ptr<StoreClient> Client(int64_t round = 0, std::string token = "sesame") {
     StoreClientOptions options;
     options.address = server->address();
-    options.token = std::move(token);
+    options.security.token = std::move(token);
     options.job_id = "job";
     options.round = round;
     options.rpc_timeout = 10s;

@@ -81,11 +81,37 @@ TEST_CASE("the flag --nproc_per_node=gpu with no GPU visible is an error that sa
   CHECK(ErrorOf({"--nproc_per_node=gpu", "/bin/true"}).find("no GPU") != std::string::npos);
 }
 
-TEST_CASE("the flag --nnodes is N or MIN:MAX: more than one node is refused clearly for now") {
+TEST_CASE("the flag --nnodes is N or MIN:MAX; more than one node needs --rdzv_endpoint") {
   CHECK(Parsed({"--nnodes=1", "/bin/true"}).max_nodes == 1);
-  CHECK(Parsed({"--nnodes=1:1", "/bin/true"}).max_nodes == 1);
-  CHECK(ErrorOf({"--nnodes=2", "/bin/true"}).find("multi-node") != std::string::npos);
+  CHECK_FALSE(Parsed({"--nnodes=1:1", "/bin/true"}).multi_node);
+  CHECK(ErrorOf({"--nnodes=2", "/bin/true"}).find("needs --rdzv_endpoint") != std::string::npos);
   CHECK(ErrorOf({"--nnodes=0", "/bin/true"}).find("--nnodes must be") != std::string::npos);
+  auto config = Parsed({"--nnodes=2:4", "--rdzv_endpoint=h0:1234", "--rdzv_id=job7",
+                        "--max_restarts=3", "--rdzv_conf=heartbeat_timeout=2", "/bin/true"});
+  CHECK(config.multi_node);
+  CHECK(config.rdzv_host == "h0");
+  CHECK(config.rdzv_port == 1234);
+  CHECK(config.run_id == "job7");
+  CHECK(config.rdzv_settings.min_nodes == 2);
+  CHECK(config.rdzv_settings.max_nodes == 4);
+  CHECK(config.rdzv_settings.max_restarts == 3);
+  CHECK(config.rdzv_settings.heartbeat_timeout == std::chrono::seconds(2));
+  CHECK(Parsed({"--nnodes=2", "--rdzv_endpoint=h0", "/bin/true"}).rdzv_port == 29400);
+}
+
+TEST_CASE("the flag --rdzv_endpoint is HOST[:PORT]; others are refused with the reason") {
+  for (const char* bad :
+       {"--rdzv_endpoint=h0:", "--rdzv_endpoint=h0:0", "--rdzv_endpoint=h0:x",
+        "--rdzv_endpoint=:29400", "--rdzv_endpoint=h0:70000", "--rdzv_endpoint=[::1]:29400"}) {
+    INFO(bad);
+    CHECK(ErrorOf({"--nnodes=2", bad, "/bin/true"}).find("--rdzv_endpoint must be HOST") == 0);
+  }
+  CHECK(ErrorOf({"--nnodes=2", "--rdzv_endpoint=h0", "--rdzv_backend=etcd", "/bin/true"})
+            .find("ddprun has its own rendezvous server") != std::string::npos);
+  CHECK(ErrorOf({"--nnodes=2", "--rdzv_endpoint=h0", "--token-file=/nonexistent", "/bin/true"})
+            .find("cannot read --token-file /nonexistent") == 0);
+  CHECK(ErrorOf({"--nnodes=2", "--rdzv_endpoint=h0", "--tls-cert=/x", "/bin/true"})
+            .find("--tls-cert and --tls-key go together") == 0);
 }
 
 TEST_CASE(

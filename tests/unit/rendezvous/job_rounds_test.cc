@@ -109,7 +109,7 @@ TEST_CASE("a worker failure restarts every node in a new round with the job-wide
   job.Join("b");
   job.Collect();
   job.Clear();
-  job.rounds.WorkerFailed("b", 0, "rank 3 on host-b exited 1", job.now);
+  job.rounds.WorkerFailed("b", 0, "rank 3 on host-b exited 1", 1, job.now);
   job.Collect();
   auto restart = job.Events(Type::kRestart);
   REQUIRE(restart.size() == 2);
@@ -133,7 +133,7 @@ TEST_CASE("when the restart budget is spent every node is told the job failed an
   job.Join("b");
   job.Collect();
   job.Clear();
-  job.rounds.WorkerFailed("a", 0, "rank 0 on host-a killed by SIGSEGV", job.now);
+  job.rounds.WorkerFailed("a", 0, "rank 0 on host-a killed by SIGSEGV", 1, job.now);
   job.Collect();
   auto failed = job.Events(Type::kJobFailed);
   REQUIRE(failed.size() == 2);
@@ -145,9 +145,9 @@ TEST_CASE("when the restart budget is spent every node is told the job failed an
 TEST_CASE("a failure reported for an old round spends nothing") {
   Job job(Nodes(1, 1, 5));
   job.Join("a");
-  job.rounds.WorkerFailed("a", 0, "first", job.now);
+  job.rounds.WorkerFailed("a", 0, "first", 1, job.now);
   job.Join("a");
-  job.rounds.WorkerFailed("a", 0, "stale report of round 0", job.now);
+  job.rounds.WorkerFailed("a", 0, "stale report of round 0", 1, job.now);
   CHECK(job.rounds.restarts_used() == 1);
   CHECK(job.rounds.state() == JobRounds::State::kRunning);
 }
@@ -269,4 +269,100 @@ TEST_CASE("a malformed node description is refused") {
   Job job(Nodes(1, 1));
   CHECK(job.rounds.Join({"", "h", 1, 0}, job.now).code() == StatusCode::kInvalidArgument);
   CHECK(job.rounds.Join({"a", "h", 0, 0}, job.now).code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a job that fails carries the root cause's exit status to every node") {
+  Job job(Nodes(2, 2, 0));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  job.rounds.WorkerFailed("b", 0, "rank 3 on host-b: exit code 7", 7, job.now);
+  job.Collect();
+  auto failed = job.Events(Type::kJobFailed);
+  REQUIRE(failed.size() == 2);
+  CHECK(failed["a"].exit_status == 7);
+  CHECK(failed["a"].reason == failed["b"].reason);
+  CHECK(failed["a"].reason.find("rank 3 on host-b: exit code 7") == 0);
+}
+
+TEST_CASE("a restarted server adopts the round its nodes report, without a restart") {
+  Job job(Nodes(2, 2, 3));  // a fresh JobRounds: what a restarted daemon has
+  auto resume = [&](const std::string& id, int group_rank) {
+    return job.rounds.Resume({id, "host-" + id, 2, 29500}, {4, group_rank, 2, 1}, job.now);
+  };
+  REQUIRE(resume("b", 1).ok());
+  job.Advance(1s);
+  REQUIRE(resume("a", 0).ok());
+  job.Collect();
+  CHECK(job.pending.empty());
+  CHECK(job.rounds.state() == JobRounds::State::kRunning);
+  CHECK(job.rounds.round() == 4);
+  CHECK(job.rounds.restarts_used() == 1);
+  CHECK(job.rounds.members() == std::vector<std::string>{"a", "b"});
+  job.rounds.NodeSucceeded("a", 4);
+  job.rounds.NodeSucceeded("b", 4);
+  job.Collect();
+  CHECK(job.Events(Type::kJobComplete).size() == 2);
+}
+
+TEST_CASE("after a server restart, members that do not come back are dropped in a new round") {
+  Job job(Nodes(1, 2, 0));
+  REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, {2, 0, 2, 0}, job.now).ok());
+  job.Advance(2s);
+  REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+  job.Advance(1s);  // heartbeat_timeout after the first resume: "b" never came back
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  REQUIRE(restart.size() == 1);
+  CHECK(restart["a"].reason.find("not every node came back") != std::string::npos);
+  job.Clear();
+  job.Join("a");
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 1);
+  CHECK(ready["a"].assignment.round == 3);
+  CHECK(ready["a"].assignment.group_world_size == 1);
+}
+
+TEST_CASE("a node reconnecting to the same server in its running round changes nothing") {
+  Job job(Nodes(2, 2));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  REQUIRE(job.rounds.Resume({"b", "host-b", 2, 29500}, {0, 1, 2, 0}, job.now).ok());
+  job.Collect();
+  CHECK(job.pending.empty());
+  CHECK(job.rounds.state() == JobRounds::State::kRunning);
+}
+
+TEST_CASE("a node resuming a round that is over is told to restart and joins the next") {
+  Job job(Nodes(1, 2));
+  job.Join("a");
+  job.Advance(1s);
+  job.Collect();
+  job.Clear();
+  // "b" ran round 0 of a previous life of this job; this server's round 0 has only "a".
+  REQUIRE(job.rounds.Resume({"b", "host-b", 2, 29500}, {0, 1, 2, 0}, job.now).ok());
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  CHECK(restart.size() == 2);  // "b" told its round is over; "a" restarted for the scale-up
+  CHECK(restart.contains("b"));
+  CHECK(job.rounds.joined() == std::vector<std::string>{"b"});
+}
+
+TEST_CASE("status lists members by group rank, then waiting nodes") {
+  Job job(Nodes(1, 1));
+  job.Join("a", 4);
+  job.Collect();
+  job.Join("spare", 2);
+  job.Advance(500ms);
+  auto nodes = job.rounds.Nodes(job.now);
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[0].description.node_id == "a");
+  CHECK(nodes[0].group_rank == 0);
+  CHECK(nodes[0].heartbeat_age == 500ms);
+  CHECK(nodes[1].description.node_id == "spare");
+  CHECK(nodes[1].group_rank == -1);
 }

@@ -30,10 +30,16 @@ int ExitStatusOf(const WorkerFailure& failure);
 // "exit code 3" or "signal SIGSEGV (11)".
 std::string DescribeExit(const WorkerFailure& failure);
 
-// The multi-line report of the attempt that gave up. `failures` in the order observed; the
-// first is the root cause. `program` names what was run (for the title).
+// One line: "rank 3 (local_rank 1) on host h1: exit code 3". What the rendezvous server passes
+// to every node as the job's root cause.
+std::string DescribeFailure(const WorkerFailure& failure);
+
+// The multi-line report of the round that gave up. `failures` in the order observed on this
+// node. `job_root_cause` empty: the first failure is the root cause. Otherwise it is the root
+// cause (observed on another node) and `failures` are listed after it as this node's own.
+// `program` names what was run (for the title).
 std::string FormatFailureReport(const std::string& program,
                                 const std::vector<WorkerFailure>& failures, int restarts_used,
-                                int max_restarts);
+                                int max_restarts, const std::string& job_root_cause = "");
 
 }  // namespace ddprun

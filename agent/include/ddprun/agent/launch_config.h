@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/rendezvous/client_security.h"
+#include "ddprun/rendezvous/round_types.h"
+
 namespace ddprun {
 
 // Which of a worker's streams a setting applies to (torchrun's Std: 0 none, 1 stdout, 2 stderr,
@@ -55,6 +58,16 @@ struct LaunchConfig {
   std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace
   // The worker's command line, resolved: the executable's path first, then its arguments.
   std::vector<std::string> worker_argv;
+
+  // Multi-node (a rendezvous endpoint was given): the server, the job's settings, how to reach
+  // the server safely, and the address this node is reached at (empty: found from the route to
+  // the server).
+  bool multi_node = false;
+  std::string rdzv_host;
+  int rdzv_port = 29400;
+  RendezvousSettings rdzv_settings;
+  ClientSecurity security;
+  std::string local_addr;
 };
 
 }  // namespace ddprun

@@ -2,11 +2,18 @@
 // output, and reacts to events on one Boost.Asio loop: a child's exit (SIGCHLD), a signal to
 // the agent, a pipe becoming readable, a timer. There is no polling anywhere.
 //
-// - A worker fails: with restarts left, the whole group is stopped (SIGTERM to every worker's
-//   process group, shutdown_timeout, SIGKILL) and started again as the next attempt; without,
-//   it is stopped and the failure report printed, and Run returns the root cause's exit status.
-// - SIGINT, SIGTERM, SIGHUP or SIGQUIT to the agent: forwarded to every worker, then the same
-//   bounded stop; Run returns 128 + signal. A second signal sends SIGKILL at once.
+// What happens between rounds is the RoundCoordinator's to decide (the node alone, or the
+// rendezvous server for a multi-node job):
+// - A round is ready: the node's workers start with that round's ranks.
+// - A worker fails: the failure is reported and the whole group stopped (SIGTERM to every
+//   worker's process group, shutdown_timeout, SIGKILL). Restart: the next round follows. Job
+//   failed: the failure report is printed and Run returns the root cause's exit status.
+// - Every worker exits 0: reported; Run returns 0 once the job is complete (every node done).
+// - A restart ordered by the coordinator (a failure elsewhere, a node lost or added): the
+//   workers are stopped the same way and the node joins the next round.
+// - SIGINT, SIGTERM, SIGHUP or SIGQUIT to the agent: forwarded to every worker, the node leaves
+//   the job, then the same bounded stop; Run returns 128 + signal. A second signal sends SIGKILL
+//   at once.
 // - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
 //   kernel) is abandoned with an error in the log, never waited for forever.
 #pragma once
@@ -22,19 +29,17 @@
 
 #include "ddprun/agent/failure_report.h"
 #include "ddprun/agent/launch_config.h"
-#include "ddprun/agent/restart_policy.h"
+#include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/agent/worker_environment.h"
 
 namespace ddprun {
 
 struct SupervisorOptions {
-  int nproc = 1;  // workers on this node
-  int node_rank = 0;
-  int num_nodes = 1;
-  int max_restarts = 0;
-  std::vector<std::string> worker_argv;  // resolved program path first
-  std::string program_label;             // names the program in the failure report
+  int nproc = 1;                            // workers on this node
+  RoundCoordinator* coordinator = nullptr;  // required; outlives the supervisor
+  std::vector<std::string> worker_argv;     // resolved program path first
+  std::string program_label;                // names the program in the failure report
   PerRankStreams redirects;
   PerRankStreams tee;
   std::optional<std::set<int>> local_ranks_filter;
@@ -42,8 +47,8 @@ struct SupervisorOptions {
   std::chrono::milliseconds shutdown_timeout{30'000};
   std::chrono::milliseconds kill_timeout{5'000};
   std::string host;
-  // The environment of one worker in one attempt (attempt = restarts used so far).
-  std::function<EnvironmentMap(const WorkerPlacement& placement, int attempt,
+  // The environment of one worker in one round.
+  std::function<EnvironmentMap(const WorkerPlacement& placement, const NodeAssignment& round,
                                const std::string& error_file)>
       environment;
 };
@@ -59,6 +64,8 @@ class WorkerGroupSupervisor {
   // Runs the io_context on the calling thread, which must live as long as the workers: their
   // parent-death signal follows the thread that started them.
   int Run();
+  // After Run: whether a stop signal ended it.
+  bool interrupted() const;
 
  private:
   struct Impl;

@@ -14,6 +14,9 @@ struct DaemonConfig {
   int port = 29400;                // 0: a free port, reported on stdout and in port_file
   std::string port_file;           // written (atomically) with the bound port, when set
   std::string token;               // from --token-file; required on every call when set
+  std::string tls_cert_pem;        // --tls-cert and --tls-key: serve TLS
+  std::string tls_key_pem;
+  std::string tls_ca_pem;  // --tls-ca: require client certificates it signed
 };
 
 struct DaemonHelp {

@@ -22,13 +22,15 @@ struct RoutedEvent {
 class JobRegistry {
  public:
   // The first join of a job creates it with `settings` (INVALID_ARGUMENT when they are not
-  // sensible); later joins use the job's own.
+  // sensible); later joins must ask for the same number of nodes (INVALID_ARGUMENT otherwise).
+  // `running` set: the node reconnects while running that round (JobRounds::Resume).
   Status Join(const std::string& job_id, const RendezvousSettings& settings,
-              const NodeDescription& node, RendezvousTime now, std::vector<RoutedEvent>& events);
+              const NodeDescription& node, const std::optional<RunningRound>& running,
+              RendezvousTime now, std::vector<RoutedEvent>& events);
   // NOT_FOUND when the job or the node is unknown (a lost node must join again).
   Status Heartbeat(const std::string& job_id, const std::string& node_id, RendezvousTime now);
   void WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
-                    const std::string& description, RendezvousTime now,
+                    const std::string& description, int exit_status, RendezvousTime now,
                     std::vector<RoutedEvent>& events);
   void Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
                  std::vector<RoutedEvent>& events);
@@ -38,6 +40,10 @@ class JobRegistry {
   void Tick(RendezvousTime now, std::vector<RoutedEvent>& events);
   // The earliest deadline of any job.
   std::optional<RendezvousTime> NextDeadline() const;
+  // Every job has ended (complete or failed), or there is none.
+  bool AllEnded() const;
+  // Every job, or the one named (NOT_FOUND when it is unknown).
+  Result<std::vector<JobSnapshot>> Snapshot(const std::string& job_id, RendezvousTime now) const;
 
  private:
   JobRounds* Find(const std::string& job_id);  // requires mu_

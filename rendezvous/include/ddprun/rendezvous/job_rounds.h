@@ -5,6 +5,10 @@
 //
 // Protocol, as an agent sees it: Join; wait for kRoundReady (its assignment); run workers while
 // heartbeating; on kRestart stop the workers and Join again; on kJobComplete or kJobFailed exit.
+// An agent that reconnects while its workers run (a broken stream, a restarted server) calls
+// Resume with the round it runs: a server that lost its state adopts that round, and the job goes
+// on without a restart once every member is back (or without the members that are not, after
+// heartbeat_timeout).
 //
 // Rounds: a round completes when max_nodes have joined, when every node expected back (the
 // previous round's members and the nodes waiting to get in) has joined, or when min_nodes have
@@ -20,48 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/rendezvous/round_types.h"
 #include "ddprun/status.h"
 
 namespace ddprun {
-
-using RendezvousClock = std::chrono::steady_clock;
-using RendezvousTime = RendezvousClock::time_point;
-
-struct RendezvousSettings {
-  int min_nodes = 1;
-  int max_nodes = 1;
-  int max_restarts = 0;                                // worker failures restarted, job-wide
-  std::chrono::milliseconds join_timeout{600'000};     // to reach min_nodes
-  std::chrono::milliseconds last_call_timeout{1'000};  // after min_nodes, for stragglers
-  std::chrono::milliseconds heartbeat_timeout{3'000};  // silence that makes a node lost
-};
-
-struct NodeDescription {
-  std::string node_id;  // unique per agent (host, pid, nonce)
-  std::string host;     // address the other nodes reach it at
-  int nproc = 1;        // workers it runs
-  int master_port = 0;  // a port it reserved, used as MASTER_PORT if it becomes group rank 0
-};
-
-// What a node learns when its round completes.
-struct NodeAssignment {
-  int64_t round = 0;
-  int group_rank = 0;
-  int group_world_size = 0;
-  int first_global_rank = 0;
-  int world_size = 0;
-  std::string master_addr;
-  int master_port = 0;
-  int restart_count = 0;  // job-wide restarts used so far
-};
-
-struct NodeEvent {
-  enum class Type { kRoundReady, kRestart, kJobComplete, kJobFailed };
-  std::string node_id;
-  Type type;
-  NodeAssignment assignment;  // kRoundReady
-  std::string reason;         // kRestart, kJobFailed: why, for the node's log and report
-};
 
 class JobRounds {
  public:
@@ -72,13 +38,19 @@ class JobRounds {
   // A node asks to be in the next round (first join, or re-join after kRestart).
   // FAILED_PRECONDITION when the job has ended; INVALID_ARGUMENT for a malformed description.
   Status Join(const NodeDescription& node, RendezvousTime now);
+  // A node that was running `running` when its stream broke comes back. The same round still
+  // running here: nothing changes. A server that has not formed a round since it started (it was
+  // restarted): the round is adopted. Otherwise the node's round is over: it is told to restart
+  // and joins the next round.
+  Status Resume(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   // NOT_FOUND when the node is not part of the job (it was declared lost: it must Join again).
   Status Heartbeat(const std::string& node_id, RendezvousTime now);
   // The node leaves on purpose (its agent got SIGTERM): like a lost node, without the wait.
   void Leave(const std::string& node_id, RendezvousTime now);
   // A worker on the node failed in round `round` (stale reports of older rounds are ignored).
+  // `exit_status` is what every agent exits with if the failure ends the job.
   void WorkerFailed(const std::string& node_id, int64_t round, const std::string& description,
-                    RendezvousTime now);
+                    int exit_status, RendezvousTime now);
   // Every worker of the node exited 0 in round `round`.
   void NodeSucceeded(const std::string& node_id, int64_t round);
   // Applies the deadlines that have passed: last call, join timeout, heartbeats.
@@ -90,6 +62,9 @@ class JobRounds {
   std::vector<NodeEvent> TakeEvents();
 
   State state() const { return state_; }
+  const RendezvousSettings& settings() const { return settings_; }
+  // Every node of the job, members of the running round first, by group rank.
+  std::vector<NodeSnapshot> Nodes(RendezvousTime now) const;
   int64_t round() const { return round_; }
   int restarts_used() const { return restarts_used_; }
   const std::string& last_failure() const { return last_failure_; }
@@ -107,14 +82,18 @@ class JobRounds {
     std::optional<int> previous_group_rank;
   };
 
+  Status ValidateNode(const NodeDescription& node) const;
+  // Fills the node's slot of a round adopted from the nodes that ran it.
+  Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   void MaybeCompleteRound(RendezvousTime now);
   void CompleteRound();
   // Ends the running round: members must stop their workers and join again.
   void StartNextRound(const std::string& reason, RendezvousTime now);
   void RemoveNode(const std::string& node_id, const std::string& reason, RendezvousTime now);
-  void FailJob(const std::string& reason);
+  void FailJob(const std::string& reason, int exit_status);
   size_t JoinedCount() const;
-  void Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason);
+  void Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
+            int exit_status = 1);
 
   const RendezvousSettings settings_;
   State state_ = State::kForming;
@@ -122,9 +101,11 @@ class JobRounds {
   int restarts_used_ = 0;
   std::string last_failure_;
   std::map<std::string, Node> nodes_;  // every node of the job
-  std::vector<std::string> members_;   // current round, by group rank
-  std::set<std::string> succeeded_;    // members done in the current round
-  std::set<std::string> expected_;     // nodes the forming round waits for
+  std::vector<std::string> members_;   // current round, by group rank ("": not back yet)
+  bool formed_a_round_ = false;        // since this server started
+  std::optional<RendezvousTime> readopt_deadline_;  // members_ has empty slots until then
+  std::set<std::string> succeeded_;                 // members done in the current round
+  std::set<std::string> expected_;                  // nodes the forming round waits for
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
   std::vector<NodeEvent> events_;

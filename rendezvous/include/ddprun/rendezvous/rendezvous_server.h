@@ -1,5 +1,5 @@
-// RendezvousServer: runs the rendezvous gRPC service (today: the job key-value store) on a bound
-// address. Used embedded by `ddprun` and, later, by the `ddprund` daemon.
+// RendezvousServer: runs the rendezvous gRPC service (rounds, key-value store, status) on a bound
+// address. Used embedded by `ddprun` and by the `ddprund` daemon.
 //
 // Start binds the port before returning and keeps it bound for the server's lifetime, so port 0
 // yields a port that nobody else can take. Serving happens on gRPC's own threads (and, with
@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,11 @@ struct RendezvousServerOptions {
   std::string bind_host = "127.0.0.1";  // an address of this host; "0.0.0.0" for every interface
   int port = 0;                         // 0: a free port chosen by the kernel
   std::string token;                    // required on every call when not empty
+  // TLS, in PEM: with a certificate and key the server speaks TLS only; with a client CA as well,
+  // clients must present a certificate it signed. Not with start_on_first_connection.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  std::string tls_client_ca_pem;
   KeyValueLimits limits;
   // The embedded server's mode: the server binds and listens on its own socket, and starts gRPC
   // only when the first client connects, over plain TCP (loopback; the token still applies).
@@ -41,6 +47,11 @@ class RendezvousServer {
   // "host:port", as clients dial it.
   std::string address() const;
   KeyValueStore& store() { return *store_; }
+
+  // No agent is connected and every job has ended (or there is none).
+  bool Idle() const;
+  // `on_change` runs on a gRPC thread whenever Idle() may have become true; it must not block.
+  void SetChangeCallback(std::function<void()> on_change);
 
   // Stops accepting calls, fails pending ones, and waits at most `grace` for handlers to finish.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(500));

@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/rendezvous/client_security.h"
 #include "ddprun/status.h"
 
 namespace ddprun {
 
 struct StoreClientOptions {
-  std::string address;  // "host:port" of the rendezvous server
-  std::string token;    // sent with every call; empty when the server has none
+  std::string address;      // "host:port" of the rendezvous server
+  ClientSecurity security;  // the token sent with every call, and TLS
   std::string job_id;
   int64_t round = 0;
   std::chrono::milliseconds rpc_timeout{30'000};  // bound on each call but Wait
@@ -29,7 +30,8 @@ struct StoreCompareSetOutcome {
 
 class StoreClient {
  public:
-  // Reads DDPRUN_STORE_ADDR, DDPRUN_TOKEN, DDPRUN_JOB_ID and DDPRUN_ROUND.
+  // Reads DDPRUN_STORE_ADDR, DDPRUN_TOKEN, DDPRUN_JOB_ID and DDPRUN_ROUND, and the TLS files
+  // named by DDPRUN_TLS_CA, DDPRUN_TLS_CERT and DDPRUN_TLS_KEY when set.
   // INVALID_ARGUMENT naming the first variable that is missing or malformed.
   static Result<std::unique_ptr<StoreClient>> FromEnvironment();
   static std::unique_ptr<StoreClient> Connect(const StoreClientOptions& options);

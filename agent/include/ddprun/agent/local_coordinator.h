@@ -1,0 +1,32 @@
+// LocalCoordinator: the RoundCoordinator of a single-node job. Every round has the one node;
+// a failure restarts the group while the node's restart budget lasts (RestartPolicy).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include "ddprun/agent/restart_policy.h"
+#include "ddprun/agent/round_coordinator.h"
+
+namespace ddprun {
+
+class LocalCoordinator final : public RoundCoordinator {
+ public:
+  // `first_round`: the assignment of round 0 (ranks, world size, master address and port).
+  LocalCoordinator(boost::asio::io_context& io, NodeAssignment first_round, int max_restarts);
+
+  void Start(RoundEvents events) override;
+  void JoinNextRound() override;
+  void ReportFailure(const NodeAssignment& round, const std::string& description,
+                     int exit_status) override;
+  void ReportSuccess(const NodeAssignment& round) override;
+  void Leave() override {}
+  int max_restarts() const override { return policy_.max_restarts(); }
+
+ private:
+  boost::asio::io_context& io_;
+  NodeAssignment round_;
+  RestartPolicy policy_;
+  RoundEvents events_;
+};
+
+}  // namespace ddprun

@@ -1,0 +1,50 @@
+// RoundCoordinator: who decides when this node's workers run and what a failure leads to. The
+// supervisor runs workers and reports what they did; the coordinator answers with events.
+//
+// - LocalCoordinator (one node): decides at once from the node's own restart budget.
+// - RendezvousCoordinator (multi-node): forwards reports to the rendezvous server and its
+//   decisions back, so that every node restarts, completes or fails together.
+//
+// Events are delivered on the supervisor's io_context, never from inside a call to the
+// coordinator, so the supervisor's state is never re-entered.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "ddprun/rendezvous/round_types.h"
+
+namespace ddprun {
+
+struct RoundEvents {
+  // Start this node's workers for the round.
+  std::function<void(const NodeAssignment& round)> on_round;
+  // Stop the workers, then call JoinNextRound.
+  std::function<void(const std::string& reason)> on_restart;
+  // Every worker of every node succeeded: the job is done.
+  std::function<void()> on_job_complete;
+  // The job is over without success: `reason` is its root cause (the same on every node), and
+  // `exit_status` what ddprun exits with.
+  std::function<void(const std::string& reason, int exit_status)> on_job_failed;
+};
+
+class RoundCoordinator {
+ public:
+  virtual ~RoundCoordinator() = default;
+  // Begins; the first on_round follows when the round is formed.
+  virtual void Start(RoundEvents events) = 0;
+  // After on_restart, once the workers have stopped.
+  virtual void JoinNextRound() = 0;
+  // A worker failed in `round`: `description` names host, rank and exit; the job's root cause if
+  // it is the first. The answer is on_restart or on_job_failed.
+  virtual void ReportFailure(const NodeAssignment& round, const std::string& description,
+                             int exit_status) = 0;
+  // Every worker of this node exited 0 in `round`.
+  virtual void ReportSuccess(const NodeAssignment& round) = 0;
+  // The node is leaving (the agent got a stop signal). No event follows.
+  virtual void Leave() = 0;
+  virtual int max_restarts() const = 0;
+};
+
+}  // namespace ddprun

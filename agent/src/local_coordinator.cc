@@ -1,0 +1,40 @@
+// LocalCoordinator; see local_coordinator.h.
+#include "ddprun/agent/local_coordinator.h"
+
+#include <boost/asio/post.hpp>
+
+namespace ddprun {
+
+LocalCoordinator::LocalCoordinator(boost::asio::io_context& io, NodeAssignment first_round,
+                                   int max_restarts)
+    : io_(io), round_(std::move(first_round)), policy_(max_restarts) {}
+
+void LocalCoordinator::Start(RoundEvents events) {
+  events_ = std::move(events);
+  boost::asio::post(io_, [this] { events_.on_round(round_); });
+}
+
+void LocalCoordinator::JoinNextRound() {
+  ++round_.round;
+  round_.restart_count = policy_.restarts_used();
+  boost::asio::post(io_, [this] { events_.on_round(round_); });
+}
+
+void LocalCoordinator::ReportFailure(const NodeAssignment&, const std::string& description,
+                                     int exit_status) {
+  if (policy_.OnGroupFailure() == RestartPolicy::Decision::kRestart) {
+    std::string reason = "worker failure: " + description + " (restart " +
+                         std::to_string(policy_.restarts_used()) + " of " +
+                         std::to_string(policy_.max_restarts()) + ")";
+    boost::asio::post(io_, [this, reason] { events_.on_restart(reason); });
+    return;
+  }
+  boost::asio::post(
+      io_, [this, description, exit_status] { events_.on_job_failed(description, exit_status); });
+}
+
+void LocalCoordinator::ReportSuccess(const NodeAssignment&) {
+  boost::asio::post(io_, [this] { events_.on_job_complete(); });
+}
+
+}  // namespace ddprun

@@ -1,0 +1,24 @@
+// Finding this node's addresses: what a rendezvous endpoint's host name resolves to, whether an
+// address belongs to this host, and which local address the other nodes reach it at.
+#pragma once
+
+#include <string>
+
+#include "ddprun/status.h"
+
+namespace ddprun {
+
+// The first IPv4 address of `host` (a name or a numeric address). UNAVAILABLE when it does not
+// resolve.
+Result<std::string> ResolveIPv4(const std::string& host);
+
+// Whether `address` (numeric IPv4) is one of this host's: it can be bound.
+bool IsLocalAddress(const std::string& address);
+
+// The local address the kernel would use to reach `address`:`port` (no packet is sent).
+Result<std::string> SourceAddressToward(const std::string& address, int port);
+
+// This host's name, or "localhost".
+std::string HostName();
+
+}  // namespace ddprun

@@ -1,0 +1,34 @@
+// A node of a multi-node job, before its agent starts: where the rendezvous server is (hosting it
+// here, embedded, when the endpoint is this host and nobody serves there), the address the other
+// nodes reach this node at, and a MASTER_PORT reserved on it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ddprun/agent/launch_config.h"
+#include "ddprun/bound_socket.h"
+#include "ddprun/rendezvous/rendezvous_server.h"
+#include "ddprun/rendezvous/session_client.h"
+
+namespace ddprun {
+
+struct RendezvousNode {
+  std::unique_ptr<RendezvousServer> hosted;  // set when this agent serves the rendezvous
+  std::string store_address;                 // the server, as workers dial it
+  std::string address;                       // this node, as the others reach it
+  BoundSocket master_port;                   // reserved on `address`; MASTER_PORT if group rank 0
+  SessionClientOptions session;
+};
+
+// UNAVAILABLE or INVALID_ARGUMENT saying what could not be set up and what to do.
+Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config);
+
+// After this agent's part of the job ended: keeps the hosted server serving the other nodes until
+// every job on it has ended and every agent has disconnected, for at most `limit` (unbounded when
+// nullopt), or until SIGINT, SIGTERM or SIGHUP.
+void ServeUntilIdle(RendezvousServer& server, std::optional<std::chrono::milliseconds> limit);
+
+}  // namespace ddprun

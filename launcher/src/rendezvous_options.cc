@@ -1,0 +1,76 @@
+// Endpoint and security flags; see rendezvous_options.h.
+#include "ddprun/launcher/rendezvous_options.h"
+
+#include <charconv>
+
+#include "ddprun/security_files.h"
+
+namespace ddprun {
+
+Result<Endpoint> ParseEndpoint(const std::string& text, int default_port) {
+  const std::string usage = "--rdzv_endpoint must be HOST or HOST:PORT, not '" + text + "'";
+  if (text.empty() || text.find_first_of(" \t/[]") != std::string::npos) {
+    return InvalidArgumentError(usage);
+  }
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return Endpoint{text, default_port};
+  if (colon == 0 || text.find(':', colon + 1) != std::string::npos) {
+    return InvalidArgumentError(usage + " (IPv6 addresses are not supported)");
+  }
+  const std::string port_text = text.substr(colon + 1);
+  int port = 0;
+  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (error != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
+      port > 65535) {
+    return InvalidArgumentError(usage + ": the port must be from 1 to 65535");
+  }
+  return Endpoint{text.substr(0, colon), port};
+}
+
+void AddSecurityOptions(CLI::App& app, std::string& token_file, std::string& tls_cert,
+                        std::string& tls_key, std::string& tls_ca) {
+  app.add_option("--token-file,--token_file", token_file,
+                 "File holding the rendezvous server's token, sent with every call")
+      ->envname("PET_TOKEN_FILE");
+  app.add_option("--tls-cert,--tls_cert", tls_cert,
+                 "PEM certificate of this node (client certificate; server certificate when "
+                 "this node hosts the rendezvous)")
+      ->envname("PET_TLS_CERT");
+  app.add_option("--tls-key,--tls_key", tls_key, "PEM private key of --tls-cert")
+      ->envname("PET_TLS_KEY");
+  app.add_option("--tls-ca,--tls_ca", tls_ca,
+                 "PEM CA that signed the rendezvous server's certificate: speak TLS")
+      ->envname("PET_TLS_CA");
+}
+
+Result<ClientSecurity> LoadClientSecurity(const std::string& token_file,
+                                          const std::string& tls_cert, const std::string& tls_key,
+                                          const std::string& tls_ca) {
+  ClientSecurity security;
+  if (!token_file.empty()) {
+    auto token = ReadTokenFile(token_file);
+    if (!token.ok()) return token.status();
+    security.token = std::move(token).value();
+  }
+  if (tls_cert.empty() != tls_key.empty()) {
+    return InvalidArgumentError("--tls-cert and --tls-key go together; give both or neither");
+  }
+  if (!tls_cert.empty() && tls_ca.empty()) {
+    return InvalidArgumentError(
+        "--tls-cert needs --tls-ca (the CA that signed the server's "
+        "certificate)");
+  }
+  const std::pair<const char*, std::pair<const std::string*, std::string*>> files[] = {
+      {"--tls-ca", {&tls_ca, &security.tls_ca_pem}},
+      {"--tls-cert", {&tls_cert, &security.tls_cert_pem}},
+      {"--tls-key", {&tls_key, &security.tls_key_pem}}};
+  for (const auto& [flag, file] : files) {
+    if (file.first->empty()) continue;
+    auto pem = ReadPemFile(flag, *file.first);
+    if (!pem.ok()) return pem.status();
+    *file.second = std::move(pem).value();
+  }
+  return security;
+}
+
+}  // namespace ddprun

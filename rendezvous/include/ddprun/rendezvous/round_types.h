@@ -1,0 +1,83 @@
+// The plain types of the rendezvous protocol, shared by the server's round logic (JobRounds), the
+// agents' session client and `ddprun status`. No gRPC, no behaviour.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddprun {
+
+using RendezvousClock = std::chrono::steady_clock;
+using RendezvousTime = RendezvousClock::time_point;
+
+struct RendezvousSettings {
+  int min_nodes = 1;
+  int max_nodes = 1;
+  int max_restarts = 0;                                // worker failures restarted, job-wide
+  std::chrono::milliseconds join_timeout{600'000};     // to reach min_nodes
+  std::chrono::milliseconds last_call_timeout{1'000};  // after min_nodes, for stragglers
+  std::chrono::milliseconds heartbeat_timeout{3'000};  // silence that makes a node lost
+  // Agent side: how long the agent that hosts the embedded server keeps serving after the job
+  // ended, so that every other node learns the outcome.
+  std::chrono::milliseconds close_timeout{5'000};
+};
+
+struct NodeDescription {
+  std::string node_id;  // unique per agent (host, pid, nonce)
+  std::string host;     // address the other nodes reach it at
+  int nproc = 1;        // workers it runs
+  int master_port = 0;  // a port it reserved, used as MASTER_PORT if it becomes group rank 0
+};
+
+// What a node learns when its round completes.
+struct NodeAssignment {
+  int64_t round = 0;
+  int group_rank = 0;
+  int group_world_size = 0;
+  int first_global_rank = 0;
+  int world_size = 0;
+  std::string master_addr;
+  int master_port = 0;
+  int restart_count = 0;  // job-wide restarts used so far
+};
+
+// The round a reconnecting node's workers are running (see Resume).
+struct RunningRound {
+  int64_t round = 0;
+  int group_rank = 0;
+  int group_world_size = 0;
+  int restart_count = 0;
+};
+
+struct NodeEvent {
+  enum class Type { kRoundReady, kRestart, kJobComplete, kJobFailed };
+  std::string node_id;
+  Type type;
+  NodeAssignment assignment;  // kRoundReady
+  std::string reason;         // kRestart, kJobFailed: why, for the node's log and report
+  int exit_status = 1;        // kJobFailed: what every agent exits with
+};
+
+// One node as `ddprun status` shows it.
+struct NodeSnapshot {
+  NodeDescription description;
+  int group_rank = -1;  // -1: not in the running round
+  int first_global_rank = 0;
+  std::chrono::milliseconds heartbeat_age{0};
+  bool succeeded = false;
+};
+
+// One job as `ddprun status` shows it.
+struct JobSnapshot {
+  std::string job_id;
+  std::string state;  // "forming", "running", "complete", "failed"
+  int64_t round = 0;
+  RendezvousSettings settings;
+  int restarts_used = 0;
+  std::string last_failure;
+  std::vector<NodeSnapshot> nodes;
+};
+
+}  // namespace ddprun

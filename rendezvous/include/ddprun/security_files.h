@@ -1,0 +1,22 @@
+// The files that secure a rendezvous: a token file and TLS PEM files, read and checked once at
+// start-up so that a server or agent never runs without the protection it was given.
+#pragma once
+
+#include <string>
+
+#include "ddprun/status.h"
+
+namespace ddprun {
+
+// The token in `path`: its content without surrounding whitespace; one word on one line.
+// INVALID_ARGUMENT saying what is wrong with the file (unreadable, empty, several words).
+Result<std::string> ReadTokenFile(const std::string& path);
+
+// The PEM text in `path`, given for `flag` (named in errors). INVALID_ARGUMENT when unreadable or
+// not PEM.
+Result<std::string> ReadPemFile(const std::string& flag, const std::string& path);
+
+// 127.0.0.0/8 or "localhost".
+bool IsLoopbackAddress(const std::string& host);
+
+}  // namespace ddprun

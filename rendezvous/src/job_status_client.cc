@@ -1,0 +1,63 @@
+// FetchJobStatus; see job_status_client.h.
+#include "ddprun/rendezvous/job_status_client.h"
+
+#include "client_channel.h"
+#include "ddprun/v1/rendezvous.grpc.pb.h"
+#include "grpc_status.h"
+
+namespace ddprun {
+namespace {
+
+JobSnapshot FromProto(const v1::JobStatus& proto) {
+  JobSnapshot job;
+  job.job_id = proto.job_id();
+  job.state = proto.state();
+  job.round = proto.round();
+  job.settings.min_nodes = proto.min_nodes();
+  job.settings.max_nodes = proto.max_nodes();
+  job.settings.max_restarts = proto.max_restarts();
+  job.restarts_used = proto.restarts_used();
+  job.last_failure = proto.last_failure();
+  for (const auto& node : proto.nodes()) {
+    NodeSnapshot snapshot;
+    snapshot.description = {node.node_id(), node.host(), node.nproc(), 0};
+    snapshot.group_rank = node.group_rank();
+    snapshot.first_global_rank = node.first_global_rank();
+    snapshot.heartbeat_age = std::chrono::milliseconds(node.heartbeat_age_ms());
+    snapshot.succeeded = node.state() == "succeeded";
+    job.nodes.push_back(std::move(snapshot));
+  }
+  return job;
+}
+
+}  // namespace
+
+Result<std::vector<JobSnapshot>> FetchJobStatus(const std::string& address,
+                                                const ClientSecurity& security,
+                                                const std::string& job_id,
+                                                std::chrono::milliseconds timeout) {
+  auto stub = v1::Rendezvous::NewStub(OpenRendezvousChannel(address, security));
+  grpc::ClientContext context;
+  AddToken(context, security);
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  context.set_wait_for_ready(true);  // a server starting up answers within the timeout
+  v1::DescribeJobsRequest request;
+  request.set_job_id(job_id);
+  v1::DescribeJobsResponse response;
+  const grpc::Status status = stub->DescribeJobs(&context, request, &response);
+  if (!status.ok()) {
+    Status converted = FromGrpcStatus(status);
+    std::string hint;
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+        status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      hint = "; check --rdzv_endpoint and that the server runs";
+    }
+    return Status(converted.code(),
+                  "the rendezvous server at " + address + ": " + converted.message() + hint);
+  }
+  std::vector<JobSnapshot> jobs;
+  for (const auto& job : response.jobs()) jobs.push_back(FromProto(job));
+  return jobs;
+}
+
+}  // namespace ddprun

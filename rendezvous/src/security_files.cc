@@ -1,0 +1,63 @@
+// Token and PEM files; see security_files.h.
+#include "ddprun/security_files.h"
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace ddprun {
+namespace {
+
+constexpr size_t kMaxFileBytes = 1 << 20;
+
+Result<std::string> ReadSmallFile(const std::string& what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return InvalidArgumentError("cannot read " + what + " " + path + ": " + std::strerror(errno));
+  std::string text(kMaxFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxFileBytes) {
+    return InvalidArgumentError(what + " " + path + " is larger than 1 MiB");
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  auto content = ReadSmallFile("--token-file", path);
+  if (!content.ok()) return content.status();
+  const std::string& text = content.value();
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  if (first == std::string::npos) {
+    return InvalidArgumentError("--token-file " + path + " is empty; put the job token in it");
+  }
+  std::string token = text.substr(first, last - first + 1);
+  if (token.find_first_of(" \t\r\n") != std::string::npos) {
+    return InvalidArgumentError("--token-file " + path + " must hold one token on one line");
+  }
+  return token;
+}
+
+Result<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
+  auto content = ReadSmallFile(flag, path);
+  if (!content.ok()) return content.status();
+  if (content->find("-----BEGIN ") == std::string::npos) {
+    return InvalidArgumentError(flag + " " + path + " is not a PEM file (no -----BEGIN line)");
+  }
+  return content;
+}
+
+bool IsLoopbackAddress(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr parsed{};
+  if (::inet_pton(AF_INET, host.c_str(), &parsed) != 1) return false;
+  return (ntohl(parsed.s_addr) >> 24) == 127;
+}
+
+}  // namespace ddprun

@@ -1,0 +1,111 @@
+// Helpers of the multi-node integration tests: a real ddprund daemon, real ddprun agents, and
+// the status command, all as processes on loopback (or in network namespaces).
+#pragma once
+
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "integration/launcher/launcher_test_support.h"
+#include "support/child_process.h"
+
+namespace ddprun::testing {
+
+inline const std::string kDdprund = DDPRUND_BINARY;
+
+// The daemon, started on a free port (or the given one) and stopped with the test.
+class Daemon {
+ public:
+  // `prefix`: a command the daemon runs under (for example {"ip", "netns", "exec", "ns"}).
+  explicit Daemon(std::vector<std::string> extra_args = {}, std::vector<std::string> prefix = {},
+                  int port = 0)
+      : extra_args_(std::move(extra_args)), prefix_(std::move(prefix)) {
+    Start(port);
+  }
+
+  void Start(int port) {
+    std::vector<std::string> argv = prefix_;
+    argv.push_back(kDdprund);
+    argv.push_back("--port=" + std::to_string(port));
+    argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+    process_ = std::make_unique<ChildProcess>(
+        argv, std::map<std::string, std::string>{{"DDPRUN_LOG_LEVEL", "info"}});
+    auto line = process_->WaitForStdoutLine(
+        [](const std::string& l) { return l.rfind("ddprund listening on ", 0) == 0; });
+    INFO(process_->stderr_text());
+    REQUIRE(line.has_value());
+    host_port_ = line->substr(std::string("ddprund listening on ").size());
+    port_ = std::stoi(host_port_.substr(host_port_.rfind(':') + 1));
+  }
+
+  // SIGKILL, as a crash would; then a new daemon on the same port.
+  void Restart() {
+    process_->Signal(SIGKILL);
+    REQUIRE(process_->Wait(10s).has_value());
+    Start(port_);
+  }
+
+  std::string endpoint(const std::string& host = "127.0.0.1") const {
+    return host + ":" + std::to_string(port_);
+  }
+  ChildProcess& process() { return *process_; }
+
+ private:
+  std::vector<std::string> extra_args_;
+  std::vector<std::string> prefix_;
+  std::unique_ptr<ChildProcess> process_;
+  std::string host_port_;
+  int port_ = 0;
+};
+
+// One ddprun agent of a job.
+inline std::unique_ptr<ChildProcess> StartAgent(const std::vector<std::string>& args,
+                                                const std::vector<std::string>& prefix = {}) {
+  std::vector<std::string> argv = prefix;
+  argv.push_back(kDdprun);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<ChildProcess>(argv);
+}
+
+// `ddprun status` with `args`; its result.
+inline RunResult RunStatus(const std::vector<std::string>& args,
+                           const std::vector<std::string>& prefix = {}) {
+  std::vector<std::string> argv = prefix;
+  argv.push_back(kDdprun);
+  argv.push_back("status");
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv, {}, 30s);
+}
+
+// Asks `ddprun status --json` until `ready` holds of its output, at most `attempts` times (each
+// answer takes a round trip to the server). The last output, and whether `ready` held.
+inline std::pair<bool, std::string> AwaitStatus(
+    const std::vector<std::string>& args, const std::function<bool(const std::string&)>& ready,
+    const std::vector<std::string>& prefix = {}, int attempts = 400) {
+  std::string last;
+  for (int i = 0; i < attempts; ++i) {
+    auto result = RunStatus(args, prefix);
+    last = result.out + result.err;
+    if (result.code() == 0 && ready(result.out)) return {true, last};
+  }
+  return {false, last};
+}
+
+// Waits for `count` lines containing `needle` on the agent's stdout.
+inline bool AwaitLines(ChildProcess& agent, const std::string& needle, size_t count,
+                       std::chrono::milliseconds timeout = 60s) {
+  auto line = agent.WaitForStdoutLine(
+      [&](const std::string&) { return Count(agent.stdout_text(), needle) >= count; }, timeout);
+  return line.has_value();
+}
+
+inline void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+}  // namespace ddprun::testing

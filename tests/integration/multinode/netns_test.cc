@@ -1,0 +1,119 @@
+// Multi-node jobs across network namespaces: each agent on its own address, the daemon on the
+// switch's, so nothing can pass through loopback. Skipped, with the reason, where namespaces
+// cannot be made (not root, no iproute2).
+#include "multinode_support.h"
+#include "test_network.h"
+
+using namespace ddprun;
+using namespace ddprun::testing;
+
+namespace {
+
+std::optional<TestNetwork> NetworkOrWarn(int nodes) {
+  std::string reason;
+  auto network = TestNetwork::Create(nodes, reason);
+  if (!network) WARN("skipped: cannot create network namespaces: " << reason);
+  return network;
+}
+
+std::vector<std::string> Agent(const std::string& endpoint, const std::string& id,
+                               const std::string& nnodes, const std::string& token_file,
+                               std::vector<std::string> program) {
+  std::vector<std::string> args = {
+      "--nnodes=" + nnodes,
+      "--nproc_per_node=1",
+      "--rdzv_endpoint=" + endpoint,
+      "--rdzv_id=" + id,
+      "--token-file=" + token_file,
+      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=30"};
+  args.insert(args.end(), program.begin(), program.end());
+  return args;
+}
+
+int ExitCode(ChildProcess& agent) {
+  auto exit = agent.Wait(60s);
+  return exit && exit->exit_code ? *exit->exit_code : -1;
+}
+
+}  // namespace
+
+TEST_CASE("two nodes in their own network namespaces form one world over their own addresses") {
+  auto network = NetworkOrWarn(2);
+  if (!network) return;
+  ScratchDir dir;
+  WriteFile(dir / "token", "netns-token\n");
+  Daemon daemon({"--bind=0.0.0.0", "--token-file=" + (dir / "token")}, network->In(-1));
+  const std::string endpoint = daemon.endpoint(TestNetwork::switch_address());
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  for (int i = 0; i < 2; ++i) {
+    agents.push_back(StartAgent(Agent(endpoint, "ns2", "2", dir / "token", {kTestWorker, "env"}),
+                                network->In(i)));
+  }
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
+  std::map<std::string, std::string> master_of_rank;
+  for (int i = 0; i < 2; ++i) {
+    INFO(agents[i]->stdout_text() << agents[i]->stderr_text());
+    for (int rank = 0; rank < 2; ++rank) {
+      auto env = RankVariables(agents[i]->stdout_text(), rank);
+      if (env.empty()) continue;
+      CHECK(env["WORLD_SIZE"] == "2");
+      CHECK(env["DDPRUN_STORE_ADDR"] == endpoint);
+      master_of_rank[std::to_string(rank)] = env["MASTER_ADDR"];
+      // Rank 0 runs on the node whose address is MASTER_ADDR.
+      if (rank == 0) CHECK(env["MASTER_ADDR"] == TestNetwork::address(i));
+    }
+  }
+  REQUIRE(master_of_rank.size() == 2);
+  CHECK(master_of_rank["0"] == master_of_rank["1"]);
+}
+
+TEST_CASE("a node whose link is cut is declared lost and the others go on without it") {
+  auto network = NetworkOrWarn(3);
+  if (!network) return;
+  ScratchDir dir;
+  WriteFile(dir / "token", "netns-token\n");
+  Daemon daemon({"--bind=0.0.0.0", "--token-file=" + (dir / "token")}, network->In(-1));
+  const std::string endpoint = daemon.endpoint(TestNetwork::switch_address());
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  for (int i = 0; i < 3; ++i) {
+    agents.push_back(
+        StartAgent(Agent(endpoint, "cut", "2:3", dir / "token", {kTestWorker, "until-world", "2"}),
+                   network->In(i)));
+  }
+  for (auto& agent : agents) REQUIRE(AwaitLines(*agent, "ready world=3", 1));
+  REQUIRE(network->Cut(2));
+  CHECK(ExitCode(*agents[0]) == 0);
+  CHECK(ExitCode(*agents[1]) == 0);
+  for (int i = 0; i < 2; ++i) {
+    INFO(agents[i]->stdout_text() << agents[i]->stderr_text());
+    CHECK(Count(agents[i]->stdout_text(), "ready world=2 restart=0") == 1);
+    CHECK(Count(agents[i]->stderr_text(), "node " + TestNetwork::address(2) + " lost") == 1);
+  }
+  // The cut-off agent is still trying to reach the server; the test ends it (and its worker).
+}
+
+TEST_CASE("the agent on the endpoint's address hosts the rendezvous for three namespaces") {
+  auto network = NetworkOrWarn(3);
+  if (!network) return;
+  ScratchDir dir;
+  WriteFile(dir / "token", "netns-token\n");
+  const std::string endpoint = TestNetwork::address(0) + ":29400";
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  for (int i = 0; i < 3; ++i) {
+    agents.push_back(StartAgent(
+        Agent(endpoint, "hosted3", "3", dir / "token", {kTestWorker, "env"}), network->In(i)));
+  }
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
+  std::set<std::string> ranks;
+  for (auto& agent : agents) {
+    INFO(agent->stdout_text() << agent->stderr_text());
+    for (int rank = 0; rank < 3; ++rank) {
+      auto env = RankVariables(agent->stdout_text(), rank);
+      if (env.empty()) continue;
+      ranks.insert(env["RANK"]);
+      CHECK(env["WORLD_SIZE"] == "3");
+      CHECK(env["DDPRUN_STORE_ADDR"] == endpoint);
+    }
+  }
+  CHECK(ranks.size() == 3);
+}
