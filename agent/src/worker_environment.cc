@@ -42,6 +42,14 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   }
   set("DDPRUN_STORE_ADDR", job.store_address);
   set("DDPRUN_TOKEN", job.store_token);
+  // TLS to the store: the files the agent was given, for the worker's store client to read.
+  const std::pair<const char*, const std::string*> tls_files[] = {
+      {"DDPRUN_TLS_CA", &job.store_tls.ca_file},
+      {"DDPRUN_TLS_CERT", &job.store_tls.cert_file},
+      {"DDPRUN_TLS_KEY", &job.store_tls.key_file}};
+  for (const auto& [name, file] : tls_files) {
+    if (!file->empty()) set(name, *file);
+  }
   set("DDPRUN_JOB_ID", job.run_id);
   set("DDPRUN_ROUND", job.round);
   return env;

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "ddprun/agent/run_log_layout.h"
@@ -276,6 +277,14 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
   app.add_flag("--version", raw.version, "Print the version and exit");
 }
 
+// `path` made absolute (workers may run elsewhere); empty stays empty.
+std::string AbsolutePath(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ignored;
+  auto absolute = std::filesystem::absolute(path, ignored);
+  return absolute.empty() ? path : absolute.string();
+}
+
 // --rdzv_endpoint, --rdzv_backend, --rdzv_conf and the security files, for a multi-node job.
 Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   const std::string& backend = raw.rdzv_backend;
@@ -304,6 +313,9 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   auto security = LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca);
   if (!security.ok()) return security.status();
   config.security = std::move(security).value();
+  config.tls_ca_file = AbsolutePath(raw.tls_ca);
+  config.tls_cert_file = AbsolutePath(raw.tls_cert);
+  config.tls_key_file = AbsolutePath(raw.tls_key);
   config.local_addr = raw.local_addr;
   return Status::Ok();
 }

@@ -143,6 +143,7 @@ int Launch(const LaunchConfig& config) {
     reserved_port.emplace(std::move(node->master_port));
     job.store_address = node->store_address;
     job.store_token = config.security.token;
+    job.store_tls = {config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
     options.host = node->address;
     log->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,
               node->store_address, server ? " (hosted here)" : "");

@@ -67,6 +67,9 @@ struct LaunchConfig {
   int rdzv_port = 29400;
   RendezvousSettings rdzv_settings;
   ClientSecurity security;
+  std::string tls_ca_file;  // the files security was read from, passed on to the workers
+  std::string tls_cert_file;
+  std::string tls_key_file;
   std::string local_addr;
 };
 

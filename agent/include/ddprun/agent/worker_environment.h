@@ -19,6 +19,13 @@ struct WorkerPlacement {
   int group_world_size = 1;  // number of nodes
 };
 
+// Paths of PEM files (empty: not given).
+struct TlsFiles {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+};
+
 // What every worker of one attempt shares.
 struct JobEnvironment {
   std::string role = "default";
@@ -29,6 +36,7 @@ struct JobEnvironment {
   int max_restarts = 0;
   std::string store_address;  // the rendezvous store, "host:port"
   std::string store_token;
+  TlsFiles store_tls;  // when the store speaks TLS
   int64_t round = 0;
 };
 

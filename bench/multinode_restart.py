@@ -1,0 +1,65 @@
+"""Multi-node restart latency: two agents on loopback, 2 workers each, rank 1 fails once (the
+anchor's restart_probe.sh): from the failure to the last worker restarted on either node,
+ddprun beside torchrun (c10d rendezvous) in the same run.
+
+Usage: /usr/bin/python3 bench/multinode_restart.py [RUNS]
+"""
+import glob
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+from common import ANCHORS, DDPRUN, TORCHRUN, median, require
+
+PROBE = os.path.join(ANCHORS, "restart_probe.sh")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_latency(launcher, extra):
+    with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
+        env = dict(os.environ, PROBE_DIR=probe_dir)
+        endpoint = f"127.0.0.1:{free_port()}"
+        args = ["--nnodes=2", "--nproc_per_node=2", f"--rdzv_endpoint={endpoint}",
+                "--rdzv_id=restart-bench", "--max_restarts=1"] + extra + ["--no_python", PROBE]
+        agents = [subprocess.Popen(launcher + args, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL) for _ in range(2)]
+        for agent in agents:
+            if agent.wait(timeout=300) != 0:
+                sys.exit(f"bench: an agent exited {agent.returncode}")
+        with open(os.path.join(probe_dir, "fail")) as f:
+            failed = float(f.read())
+        starts = []
+        for path in glob.glob(os.path.join(probe_dir, "start.*")):
+            with open(path) as f:
+                starts.append(float(f.read()))
+        if len(starts) != 4:
+            sys.exit(f"bench: expected 4 restarted workers, saw {len(starts)}")
+        return max(starts) - failed
+
+
+def measure(name, launcher, extra, runs):
+    latencies = [one_latency(launcher, extra) for _ in range(runs)]
+    print(f"{name:9s} 2-node restart latency median {median(latencies) * 1000:8.1f} ms   "
+          f"(min {min(latencies) * 1000:.1f}, max {max(latencies) * 1000:.1f}, n={runs})")
+    return median(latencies)
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    require(DDPRUN, "ddprun")
+    require(PROBE, "the anchor's restart_probe.sh")
+    ddp = measure("ddprun", [DDPRUN], [], runs)
+    torchrun = measure("torchrun", TORCHRUN, ["--rdzv_backend=c10d", "--monitor_interval=0.1"],
+                       max(3, runs // 2))
+    print(f"ratio     ddprun restarts {torchrun / ddp:.1f}x faster (target: under 100 ms)")
+
+
+if __name__ == "__main__":
+    main()

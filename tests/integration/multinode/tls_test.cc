@@ -1,0 +1,72 @@
+// TLS between agents, workers and the rendezvous daemon, with certificates made for the test by
+// the openssl command. Skipped, with the reason, where openssl is missing.
+#include <unistd.h>
+
+#include "multinode_support.h"
+
+using namespace ddprun;
+using namespace ddprun::testing;
+
+namespace {
+
+constexpr const char* kOpenssl = "/usr/bin/openssl";
+
+// A self-signed certificate for 127.0.0.1 (it is its own CA) in `dir`: cert.pem and key.pem.
+bool MakeCertificate(const ScratchDir& dir) {
+  auto result = Run({kOpenssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                     dir / "key.pem", "-out", dir / "cert.pem", "-days", "1", "-subj",
+                     "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                    {}, 60s);
+  INFO(result.err);
+  return result.code() == 0;
+}
+
+int ExitCode(ChildProcess& agent) {
+  auto exit = agent.Wait(60s);
+  return exit && exit->exit_code ? *exit->exit_code : -1;
+}
+
+}  // namespace
+
+TEST_CASE("with TLS, agents and their workers' store reach the daemon only through its CA") {
+  if (::access(kOpenssl, X_OK) != 0) {
+    WARN("skipped: " << kOpenssl << " is missing");
+    return;
+  }
+  ScratchDir dir;
+  REQUIRE(MakeCertificate(dir));
+  WriteFile(dir / "token", "tls-token\n");
+  Daemon daemon({"--tls-cert=" + (dir / "cert.pem"), "--tls-key=" + (dir / "key.pem"),
+                 "--token-file=" + (dir / "token")});
+  auto flags = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {"--nnodes=2",
+                                     "--nproc_per_node=2",
+                                     "--rdzv_endpoint=" + daemon.endpoint(),
+                                     "--rdzv_id=tls",
+                                     "--token-file=" + (dir / "token"),
+                                     "--rdzv_conf=join_timeout=3"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  for (int i = 0; i < 2; ++i) {
+    auto args = flags({"--tls-ca=" + (dir / "cert.pem"), kTestWorker, "store"});
+    agents.push_back(StartAgent(args));
+  }
+  for (auto& agent : agents) {
+    CHECK(ExitCode(*agent) == 0);
+    INFO(agent->stdout_text() << agent->stderr_text());
+    CHECK(Count(agent->stdout_text(), "FAILED") == 0);
+    CHECK(Count(agent->stdout_text(), "ok barrier") == 2);
+  }
+  auto status = RunStatus({"--rdzv_endpoint=" + daemon.endpoint(), "--tls-ca=" + (dir / "cert.pem"),
+                           "--token-file=" + (dir / "token")});
+  CHECK(status.code() == 0);
+  CHECK(Count(status.out, "job tls: complete") == 1);
+  // Plain text to a TLS server never gets through: the agent gives up after join_timeout.
+  auto plain = StartAgent(flags({kTestWorker, "env"}));
+  CHECK(ExitCode(*plain) == 1);
+  INFO(plain->stderr_text());
+  CHECK(Count(plain->stderr_text(), "cannot reach the rendezvous server") == 1);
+  CHECK(Count(plain->stdout_text(), "RANK=") == 0);
+}
