@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every launcher benchmark, ddprun beside torchrun, after installing what they need
-# (Debian's python3-torch, OpenBLAS, GNU time) and building ddprun. Not part of the tests.
+# Runs every launcher and rendezvous benchmark, ddprun beside torchrun, after installing what
+# they need (Debian's python3-torch, OpenBLAS, GNU time) and building ddprun. Not a test.
 #   bench/run.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,3 +20,9 @@ echo "== launch overhead (4 x /bin/true)"
 /usr/bin/python3 bench/launch_overhead.py "${1:-20}"
 echo "== restart latency (4 workers, rank 1 fails once)"
 /usr/bin/python3 bench/restart_latency.py "${1:-10}"
+echo "== multi-node restart latency (2 agents x 2 workers, rank 1 fails once)"
+/usr/bin/python3 bench/multinode_restart.py "${1:-10}"
+echo "== rendezvous at scale (N simulated agents against one ddprund)"
+/usr/bin/python3 bench/rendezvous_scale.py 3
+echo "== node-loss detection (kill -9 of one of three agents)"
+/usr/bin/python3 bench/node_loss.py 5

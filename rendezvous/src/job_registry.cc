@@ -105,6 +105,13 @@ void JobRegistry::Leave(const std::string& job_id, const std::string& node_id, R
       job_id, [&](JobRounds& job) { job.Leave(node_id, now); }, events);
 }
 
+void JobRegistry::Disconnected(const std::string& job_id, const std::string& node_id,
+                               RendezvousTime now) {
+  std::vector<RoutedEvent> none;  // a disconnection only moves a deadline
+  Update(
+      job_id, [&](JobRounds& job) { job.Disconnected(node_id, now); }, none);
+}
+
 void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events) {
   std::lock_guard lock(mu_);
   for (auto& [job_id, job] : jobs_) {

@@ -35,6 +35,7 @@ Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
   Node& entry = nodes_[node.node_id];
   entry.description = node;
   entry.last_heartbeat = now;
+  entry.disconnected_at.reset();
   if (!entry.joined) {
     entry.joined = true;
     entry.joined_at = now;
@@ -62,6 +63,7 @@ Status JobRounds::Resume(const NodeDescription& node, const RunningRound& runnin
     Node& entry = nodes_.at(node.node_id);
     entry.description = node;
     entry.last_heartbeat = now;
+    entry.disconnected_at.reset();
     return Status::Ok();  // a broken stream, not a lost node
   }
   const bool adoptable = running.group_world_size >= 1 && running.group_rank >= 0 &&
@@ -100,6 +102,7 @@ Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& runni
     Node& entry = nodes_[node.node_id];
     entry.description = node;
     entry.last_heartbeat = now;
+    entry.disconnected_at.reset();
     entry.joined = true;
     entry.joined_at = now;
     Emit(node.node_id, NodeEvent::Type::kRestart, "group rank claimed twice; join again");
@@ -111,6 +114,7 @@ Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& runni
   Node& entry = nodes_[node.node_id];
   entry.description = node;
   entry.last_heartbeat = now;
+  entry.disconnected_at.reset();
   entry.joined = false;
   entry.previous_group_rank = running.group_rank;
   if (std::none_of(members_.begin(), members_.end(), [](auto& id) { return id.empty(); })) {
@@ -126,6 +130,7 @@ Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now) {
                          " is not part of the job (declared lost?); join again");
   }
   it->second.last_heartbeat = now;
+  it->second.disconnected_at.reset();
   return Status::Ok();
 }
 
@@ -133,6 +138,21 @@ void JobRounds::Leave(const std::string& node_id, RendezvousTime now) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return;
   RemoveNode(node_id, "node " + it->second.description.host + " left", now);
+}
+
+void JobRounds::Disconnected(const std::string& node_id, RendezvousTime now) {
+  auto it = nodes_.find(node_id);
+  if (it != nodes_.end()) it->second.disconnected_at = now;
+}
+
+RendezvousTime JobRounds::LostAt(const Node& node) const {
+  RendezvousTime lost = node.last_heartbeat + settings_.heartbeat_timeout;
+  if (node.disconnected_at) {
+    lost =
+        std::min(lost, *node.disconnected_at + std::min<std::chrono::milliseconds>(
+                                                   settings_.heartbeat_timeout, kReconnectGrace));
+  }
+  return lost;
 }
 
 void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
@@ -166,13 +186,17 @@ void JobRounds::Tick(RendezvousTime now) {
   if (state_ == State::kComplete || state_ == State::kFailed) return;
   std::vector<std::string> lost;
   for (const auto& [id, node] : nodes_) {
-    if (now - node.last_heartbeat >= settings_.heartbeat_timeout) lost.push_back(id);
+    if (now >= LostAt(node)) lost.push_back(id);
   }
   for (const auto& id : lost) {
-    RemoveNode(id,
-               "node " + nodes_.at(id).description.host + " lost: no heartbeat for " +
-                   Seconds(settings_.heartbeat_timeout),
-               now);
+    const Node& node = nodes_.at(id);
+    const std::string why =
+        node.disconnected_at && now - node.last_heartbeat < settings_.heartbeat_timeout
+            ? "its agent disconnected and did not come back within " +
+                  Seconds(std::min<std::chrono::milliseconds>(settings_.heartbeat_timeout,
+                                                              kReconnectGrace))
+            : "no heartbeat for " + Seconds(settings_.heartbeat_timeout);
+    RemoveNode(id, "node " + node.description.host + " lost: " + why, now);
     if (state_ == State::kFailed) return;
   }
   if (readopt_deadline_ && now >= *readopt_deadline_) {
@@ -199,7 +223,7 @@ std::optional<RendezvousTime> JobRounds::NextDeadline() const {
   auto consider = [&next](RendezvousTime t) {
     if (!next || t < *next) next = t;
   };
-  for (const auto& [id, node] : nodes_) consider(node.last_heartbeat + settings_.heartbeat_timeout);
+  for (const auto& [id, node] : nodes_) consider(LostAt(node));
   if (readopt_deadline_) consider(*readopt_deadline_);
   if (state_ == State::kForming) {
     consider(join_deadline_);

@@ -213,7 +213,13 @@ void RendezvousService::Register(const SessionKey& key, SessionReactor* session)
 void RendezvousService::Unregister(const SessionKey& key, SessionReactor* session) {
   std::lock_guard lock(sessions_mu_);
   auto it = sessions_.find(key);
-  if (it != sessions_.end() && it->second == session) sessions_.erase(it);
+  if (it != sessions_.end() && it->second == session) {
+    sessions_.erase(it);
+    // The node's current stream is gone: unless it comes back soon, the node is lost. (After a
+    // Leave the node is no longer in the job and this changes nothing.)
+    registry_.Disconnected(key.first, key.second, RendezvousClock::now());
+    ScheduleTick();
+  }
   if (on_change_) on_change_();
 }
 

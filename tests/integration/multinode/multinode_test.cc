@@ -140,7 +140,7 @@ TEST_CASE("when the job-wide budget is spent every node exits with the root caus
   }
 }
 
-TEST_CASE("a node whose agent is killed is dropped within heartbeat_timeout; the others go on") {
+TEST_CASE("a node whose agent is killed is dropped at once; the others go on") {
   Daemon daemon;
   std::vector<std::unique_ptr<ChildProcess>> agents;
   for (int i = 0; i < 3; ++i) {
@@ -155,7 +155,7 @@ TEST_CASE("a node whose agent is killed is dropped within heartbeat_timeout; the
   INFO(Outputs(agents));
   for (int i = 0; i < 2; ++i) {
     CHECK(Count(agents[i]->stdout_text(), "ready world=2 restart=0") == 1);
-    CHECK(Count(agents[i]->stderr_text(), "lost: no heartbeat for 1.0 s") == 1);
+    CHECK(Count(agents[i]->stderr_text(), "node 127.0.0.1 lost: ") == 1);
   }
   CHECK(WaitForProcessGone(worker, 10s));  // the killed agent's worker did not outlive it
 }

@@ -366,3 +366,22 @@ TEST_CASE("status lists members by group rank, then waiting nodes") {
   CHECK(nodes[1].description.node_id == "spare");
   CHECK(nodes[1].group_rank == -1);
 }
+
+TEST_CASE("a node whose stream ended is lost after the reconnect grace unless it comes back") {
+  Job job(Nodes(1, 2));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  job.rounds.Disconnected("b", job.now);
+  job.rounds.Disconnected("a", job.now);
+  job.Advance(500ms);
+  REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, {0, 0, 2, 0}, job.now).ok());  // back
+  job.Advance(500ms);  // the grace (1 s) has passed for "b", not for "a"
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  REQUIRE(restart.size() == 1);
+  CHECK(restart["a"].reason ==
+        "node host-b lost: its agent disconnected and did not come back "
+        "within 1.0 s");
+}

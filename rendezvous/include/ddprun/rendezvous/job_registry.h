@@ -36,6 +36,7 @@ class JobRegistry {
                  std::vector<RoutedEvent>& events);
   void Leave(const std::string& job_id, const std::string& node_id, RendezvousTime now,
              std::vector<RoutedEvent>& events);
+  void Disconnected(const std::string& job_id, const std::string& node_id, RendezvousTime now);
   // Applies every job's passed deadlines.
   void Tick(RendezvousTime now, std::vector<RoutedEvent>& events);
   // The earliest deadline of any job.

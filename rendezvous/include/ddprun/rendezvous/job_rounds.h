@@ -47,6 +47,10 @@ class JobRounds {
   Status Heartbeat(const std::string& node_id, RendezvousTime now);
   // The node leaves on purpose (its agent got SIGTERM): like a lost node, without the wait.
   void Leave(const std::string& node_id, RendezvousTime now);
+  // The node's stream ended without a Leave: its agent died, or the network broke. A live agent
+  // reconnects at once; one that does not within min(heartbeat_timeout, kReconnectGrace) is lost.
+  void Disconnected(const std::string& node_id, RendezvousTime now);
+  static constexpr std::chrono::milliseconds kReconnectGrace{1'000};
   // A worker on the node failed in round `round` (stale reports of older rounds are ignored).
   // `exit_status` is what every agent exits with if the failure ends the job.
   void WorkerFailed(const std::string& node_id, int64_t round, const std::string& description,
@@ -77,12 +81,15 @@ class JobRounds {
   struct Node {
     NodeDescription description;
     RendezvousTime last_heartbeat;
+    std::optional<RendezvousTime> disconnected_at;  // its stream ended; it has not come back
     RendezvousTime joined_at;
     bool joined = false;  // has asked for the next round
     std::optional<int> previous_group_rank;
   };
 
   Status ValidateNode(const NodeDescription& node) const;
+  // When the node is lost unless it is heard from again.
+  RendezvousTime LostAt(const Node& node) const;
   // Fills the node's slot of a round adopted from the nodes that ran it.
   Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   void MaybeCompleteRound(RendezvousTime now);
