@@ -3,7 +3,9 @@
 Every benchmark runs the anchor (torchrun, from ../shared/anchors) beside ddprun in the same run
 and prints ratios; absolute times on shared machines are noise, ratios much less so.
 """
+import glob
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -41,3 +43,28 @@ def require(path, what):
     if not os.path.exists(path):
         sys.exit(f"bench: {what} not found at {path}; run bench/run.sh, which builds and installs "
                  "what is missing")
+
+
+def free_port():
+    """A port free on 127.0.0.1 now (the benchmarks' endpoints; tests never guess ports)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def read_times(pattern):
+    """The timestamps (seconds since the epoch) in the files matching pattern."""
+    times = []
+    for path in glob.glob(pattern):
+        with open(path) as f:
+            times.append(float(f.read()))
+    return times
+
+
+def probe_restart_latency(probe_dir, workers):
+    """restart_probe.sh's result: from the failure to the last of `workers` restarted."""
+    (failed,) = read_times(os.path.join(probe_dir, "fail"))
+    starts = read_times(os.path.join(probe_dir, "start.*"))
+    if len(starts) != workers:
+        sys.exit(f"bench: expected {workers} restarted workers, saw {len(starts)}")
+    return max(starts) - failed

@@ -4,22 +4,14 @@ ddprun beside torchrun (c10d rendezvous) in the same run.
 
 Usage: /usr/bin/python3 bench/multinode_restart.py [RUNS]
 """
-import glob
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 
-from common import ANCHORS, DDPRUN, TORCHRUN, median, require
+from common import ANCHORS, DDPRUN, TORCHRUN, free_port, median, probe_restart_latency, require
 
 PROBE = os.path.join(ANCHORS, "restart_probe.sh")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def one_latency(launcher, extra):
@@ -33,15 +25,7 @@ def one_latency(launcher, extra):
         for agent in agents:
             if agent.wait(timeout=300) != 0:
                 sys.exit(f"bench: an agent exited {agent.returncode}")
-        with open(os.path.join(probe_dir, "fail")) as f:
-            failed = float(f.read())
-        starts = []
-        for path in glob.glob(os.path.join(probe_dir, "start.*")):
-            with open(path) as f:
-                starts.append(float(f.read()))
-        if len(starts) != 4:
-            sys.exit(f"bench: expected 4 restarted workers, saw {len(starts)}")
-        return max(starts) - failed
+        return probe_restart_latency(probe_dir, 4)
 
 
 def measure(name, launcher, extra, runs):

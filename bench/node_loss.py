@@ -1,6 +1,7 @@
 """Node-loss detection: three agents on loopback (--nnodes=2:3, one worker each) run a job;
 one agent is killed with SIGKILL; measured from the kill to the first worker of the survivors'
-new round. With the default heartbeat_timeout (3 s) and with heartbeat_timeout=1.
+new round. With the default heartbeat_timeout (3 s) and with heartbeat_timeout=1. (The killed agent's stream ends at once; the
+server waits a 1 s reconnect grace before it declares the node lost.)
 
 torchrun cannot run this case to the end: its agents learn of a lost node only when their own
 workers fail (a collective times out), and these workers run no collective.
@@ -10,21 +11,14 @@ Usage: /usr/bin/python3 bench/node_loss.py [RUNS]
 import glob
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from common import DDPRUN, ROOT, median, require
+from common import DDPRUN, ROOT, free_port, median, read_times, require
 
 WORKER = os.path.join(ROOT, "bench", "workers", "record_world.sh")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(pattern, count, timeout=60):
@@ -58,10 +52,7 @@ def one_detection(heartbeat_timeout):
         for agent in agents[:2]:
             if agent.wait(timeout=120) != 0:
                 sys.exit(f"bench: a surviving agent exited {agent.returncode}")
-        starts = []
-        for path in glob.glob(os.path.join(probe_dir, "start.2.*")):
-            with open(path) as f:
-                starts.append(float(f.read()))
+        starts = read_times(os.path.join(probe_dir, "start.2.*"))
         if len(starts) != 2:
             sys.exit(f"bench: expected 2 workers in the new round, saw {len(starts)}")
         return min(starts) - killed

@@ -3,12 +3,12 @@ from the failure to the last worker restarted, ddprun beside torchrun.
 
 Usage: /usr/bin/python3 bench/restart_latency.py [RUNS]
 """
-import glob
 import os
 import sys
 import tempfile
 
-from common import ANCHORS, DDPRUN, TORCHRUN, median, require, wall_seconds
+from common import (ANCHORS, DDPRUN, TORCHRUN, median, probe_restart_latency, require,
+                    wall_seconds)
 
 PROBE = os.path.join(ANCHORS, "restart_probe.sh")
 ARGS = ["--standalone", "--nproc_per_node=4", "--max_restarts=1", "--no_python", PROBE]
@@ -18,15 +18,7 @@ def one_latency(command):
     with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
         env = dict(os.environ, PROBE_DIR=probe_dir)
         wall_seconds(command, env)
-        with open(os.path.join(probe_dir, "fail")) as f:
-            failed = float(f.read())
-        starts = []
-        for path in glob.glob(os.path.join(probe_dir, "start.*")):
-            with open(path) as f:
-                starts.append(float(f.read()))
-        if len(starts) != 4:
-            sys.exit(f"bench: expected 4 restarted workers, saw {len(starts)}")
-        return max(starts) - failed
+        return probe_restart_latency(probe_dir, 4)
 
 
 def measure(name, command, runs):

@@ -52,24 +52,15 @@ Result<ClientSecurity> LoadClientSecurity(const std::string& token_file,
     if (!token.ok()) return token.status();
     security.token = std::move(token).value();
   }
-  if (tls_cert.empty() != tls_key.empty()) {
-    return InvalidArgumentError("--tls-cert and --tls-key go together; give both or neither");
-  }
+  TlsFlags tls{tls_cert, tls_key, tls_ca, "", "", ""};
+  if (Status s = ReadTlsFiles(tls); !s.ok()) return s;
   if (!tls_cert.empty() && tls_ca.empty()) {
     return InvalidArgumentError(
-        "--tls-cert needs --tls-ca (the CA that signed the server's "
-        "certificate)");
+        "--tls-cert needs --tls-ca (the CA that signed the server's certificate)");
   }
-  const std::pair<const char*, std::pair<const std::string*, std::string*>> files[] = {
-      {"--tls-ca", {&tls_ca, &security.tls_ca_pem}},
-      {"--tls-cert", {&tls_cert, &security.tls_cert_pem}},
-      {"--tls-key", {&tls_key, &security.tls_key_pem}}};
-  for (const auto& [flag, file] : files) {
-    if (file.first->empty()) continue;
-    auto pem = ReadPemFile(flag, *file.first);
-    if (!pem.ok()) return pem.status();
-    *file.second = std::move(pem).value();
-  }
+  security.tls_cert_pem = std::move(tls.cert_pem);
+  security.tls_key_pem = std::move(tls.key_pem);
+  security.tls_ca_pem = std::move(tls.ca_pem);
   return security;
 }
 

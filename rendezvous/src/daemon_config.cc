@@ -21,9 +21,7 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
       "ddprund");
   DaemonConfig config;
   std::string token_file;
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  std::string tls_ca_file;
+  TlsFlags tls;
   app.add_option("--bind", config.bind,
                  "Address to listen on (0.0.0.0: every interface; needs --token-file)")
       ->capture_default_str();
@@ -32,10 +30,10 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   app.add_option("--port-file", config.port_file, "Write the bound port to this file");
   app.add_option("--token-file", token_file,
                  "File holding the token every call must carry (see DDPRUN_TOKEN)");
-  app.add_option("--tls-cert", tls_cert_file,
+  app.add_option("--tls-cert", tls.cert_file,
                  "Serve TLS with this PEM certificate (needs --tls-key)");
-  app.add_option("--tls-key", tls_key_file, "The PEM private key of --tls-cert");
-  app.add_option("--tls-ca", tls_ca_file,
+  app.add_option("--tls-key", tls.key_file, "The PEM private key of --tls-cert");
+  app.add_option("--tls-ca", tls.ca_file,
                  "Require client certificates signed by this PEM CA (mutual TLS)");
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -62,22 +60,13 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
                             " would accept calls from other hosts without a token; pass "
                             "--token-file"};
   }
-  if (tls_cert_file.empty() != tls_key_file.empty()) {
-    return DaemonUsageError{"--tls-cert and --tls-key go together; give both or neither"};
-  }
-  if (!tls_ca_file.empty() && tls_cert_file.empty()) {
+  if (!tls.ca_file.empty() && tls.cert_file.empty()) {
     return DaemonUsageError{"--tls-ca needs --tls-cert and --tls-key (the server's own TLS)"};
   }
-  const std::pair<const char*, std::pair<std::string*, std::string*>> pem_files[] = {
-      {"--tls-cert", {&tls_cert_file, &config.tls_cert_pem}},
-      {"--tls-key", {&tls_key_file, &config.tls_key_pem}},
-      {"--tls-ca", {&tls_ca_file, &config.tls_ca_pem}}};
-  for (const auto& [flag, file] : pem_files) {
-    if (file.first->empty()) continue;
-    auto pem = ReadPemFile(flag, *file.first);
-    if (!pem.ok()) return DaemonUsageError{pem.status().message()};
-    *file.second = std::move(pem).value();
-  }
+  if (Status s = ReadTlsFiles(tls); !s.ok()) return DaemonUsageError{s.message()};
+  config.tls_cert_pem = std::move(tls.cert_pem);
+  config.tls_key_pem = std::move(tls.key_pem);
+  config.tls_ca_pem = std::move(tls.ca_pem);
   return config;
 }
 

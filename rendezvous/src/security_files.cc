@@ -53,6 +53,23 @@ Result<std::string> ReadPemFile(const std::string& flag, const std::string& path
   return content;
 }
 
+Status ReadTlsFiles(TlsFlags& flags) {
+  if (flags.cert_file.empty() != flags.key_file.empty()) {
+    return InvalidArgumentError("--tls-cert and --tls-key go together; give both or neither");
+  }
+  const std::pair<const char*, std::pair<const std::string*, std::string*>> files[] = {
+      {"--tls-cert", {&flags.cert_file, &flags.cert_pem}},
+      {"--tls-key", {&flags.key_file, &flags.key_pem}},
+      {"--tls-ca", {&flags.ca_file, &flags.ca_pem}}};
+  for (const auto& [flag, file] : files) {
+    if (file.first->empty()) continue;
+    auto pem = ReadPemFile(flag, *file.first);
+    if (!pem.ok()) return pem.status();
+    *file.second = std::move(pem).value();
+  }
+  return Status::Ok();
+}
+
 bool IsLoopbackAddress(const std::string& host) {
   if (host == "localhost") return true;
   in_addr parsed{};

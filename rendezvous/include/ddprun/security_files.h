@@ -16,6 +16,16 @@ Result<std::string> ReadTokenFile(const std::string& path);
 // not PEM.
 Result<std::string> ReadPemFile(const std::string& flag, const std::string& path);
 
+// The three TLS flags every ddprun command takes, as file names, and their PEM text once read.
+struct TlsFlags {
+  std::string cert_file, key_file, ca_file;
+  std::string cert_pem, key_pem, ca_pem;
+};
+
+// Reads the files `flags` names (--tls-cert and --tls-key go together). INVALID_ARGUMENT naming
+// the flag and the problem.
+Status ReadTlsFiles(TlsFlags& flags);
+
 // 127.0.0.0/8 or "localhost".
 bool IsLoopbackAddress(const std::string& host);
 

@@ -104,6 +104,12 @@ inline bool AwaitLines(ChildProcess& agent, const std::string& needle, size_t co
   return line.has_value();
 }
 
+// The agent's exit code once it has exited (-1: killed by a signal, or still running after 60 s).
+inline int ExitCode(ChildProcess& agent) {
+  auto exit = agent.Wait(60s);
+  return exit && exit->exit_code ? *exit->exit_code : -1;
+}
+
 inline void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }

@@ -55,11 +55,6 @@ std::string Outputs(const std::vector<std::unique_ptr<ChildProcess>>& agents) {
   return text;
 }
 
-int ExitCode(ChildProcess& agent) {
-  auto exit = agent.Wait(60s);
-  return exit && exit->exit_code ? *exit->exit_code : -1;
-}
-
 }  // namespace
 
 TEST_CASE("two agents form one world of four: ranks, group ranks and one MASTER_PORT") {

@@ -30,25 +30,41 @@ std::vector<std::string> Agent(const std::string& endpoint, const std::string& i
   return args;
 }
 
-int ExitCode(ChildProcess& agent) {
-  auto exit = agent.Wait(60s);
-  return exit && exit->exit_code ? *exit->exit_code : -1;
-}
+// A test network with a token-protected daemon on the switch's address.
+struct DaemonOnNetwork {
+  TestNetwork network;
+  ScratchDir dir;
+  std::string token_file = dir / "token";
+  std::unique_ptr<Daemon> daemon;
+  std::string endpoint;
+
+  explicit DaemonOnNetwork(TestNetwork created) : network(std::move(created)) {
+    WriteFile(token_file, "netns-token\n");
+    daemon = std::make_unique<Daemon>(
+        std::vector<std::string>{"--bind=0.0.0.0", "--token-file=" + token_file}, network.In(-1));
+    endpoint = daemon->endpoint(TestNetwork::switch_address());
+  }
+
+  // `count` agents of job `id`, agent i in node i's namespace, running `program`.
+  std::vector<std::unique_ptr<ChildProcess>> StartAgents(int count, const std::string& id,
+                                                         const std::string& nnodes,
+                                                         const std::vector<std::string>& program) {
+    std::vector<std::unique_ptr<ChildProcess>> agents;
+    for (int i = 0; i < count; ++i) {
+      agents.push_back(StartAgent(Agent(endpoint, id, nnodes, token_file, program), network.In(i)));
+    }
+    return agents;
+  }
+};
 
 }  // namespace
 
 TEST_CASE("two nodes in their own network namespaces form one world over their own addresses") {
   auto network = NetworkOrWarn(2);
   if (!network) return;
-  ScratchDir dir;
-  WriteFile(dir / "token", "netns-token\n");
-  Daemon daemon({"--bind=0.0.0.0", "--token-file=" + (dir / "token")}, network->In(-1));
-  const std::string endpoint = daemon.endpoint(TestNetwork::switch_address());
-  std::vector<std::unique_ptr<ChildProcess>> agents;
-  for (int i = 0; i < 2; ++i) {
-    agents.push_back(StartAgent(Agent(endpoint, "ns2", "2", dir / "token", {kTestWorker, "env"}),
-                                network->In(i)));
-  }
+  DaemonOnNetwork job(std::move(*network));
+  const std::string& endpoint = job.endpoint;
+  auto agents = job.StartAgents(2, "ns2", "2", {kTestWorker, "env"});
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
   std::map<std::string, std::string> master_of_rank;
   for (int i = 0; i < 2; ++i) {
@@ -70,18 +86,10 @@ TEST_CASE("two nodes in their own network namespaces form one world over their o
 TEST_CASE("a node whose link is cut is declared lost and the others go on without it") {
   auto network = NetworkOrWarn(3);
   if (!network) return;
-  ScratchDir dir;
-  WriteFile(dir / "token", "netns-token\n");
-  Daemon daemon({"--bind=0.0.0.0", "--token-file=" + (dir / "token")}, network->In(-1));
-  const std::string endpoint = daemon.endpoint(TestNetwork::switch_address());
-  std::vector<std::unique_ptr<ChildProcess>> agents;
-  for (int i = 0; i < 3; ++i) {
-    agents.push_back(
-        StartAgent(Agent(endpoint, "cut", "2:3", dir / "token", {kTestWorker, "until-world", "2"}),
-                   network->In(i)));
-  }
+  DaemonOnNetwork job(std::move(*network));
+  auto agents = job.StartAgents(3, "cut", "2:3", {kTestWorker, "until-world", "2"});
   for (auto& agent : agents) REQUIRE(AwaitLines(*agent, "ready world=3", 1));
-  REQUIRE(network->Cut(2));
+  REQUIRE(job.network.Cut(2));
   CHECK(ExitCode(*agents[0]) == 0);
   CHECK(ExitCode(*agents[1]) == 0);
   for (int i = 0; i < 2; ++i) {

@@ -21,11 +21,6 @@ bool MakeCertificate(const ScratchDir& dir) {
   return result.code() == 0;
 }
 
-int ExitCode(ChildProcess& agent) {
-  auto exit = agent.Wait(60s);
-  return exit && exit->exit_code ? *exit->exit_code : -1;
-}
-
 }  // namespace
 
 TEST_CASE("with TLS, agents and their workers' store reach the daemon only through its CA") {
