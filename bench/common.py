@@ -68,3 +68,10 @@ def probe_restart_latency(probe_dir, workers):
     if len(starts) != workers:
         sys.exit(f"bench: expected {workers} restarted workers, saw {len(starts)}")
     return max(starts) - failed
+
+
+def report_ms(name, what, seconds):
+    """Prints one line "<name> <what> median ... ms (min, max, n)"; returns the median."""
+    print(f"{name:9s} {what} median {median(seconds) * 1000:8.1f} ms   "
+          f"(min {min(seconds) * 1000:.1f}, max {max(seconds) * 1000:.1f}, n={len(seconds)})")
+    return median(seconds)

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import tempfile
 
-from common import ANCHORS, DDPRUN, TORCHRUN, free_port, median, probe_restart_latency, require
+from common import (ANCHORS, DDPRUN, TORCHRUN, free_port, probe_restart_latency,
+                    report_ms, require)
 
 PROBE = os.path.join(ANCHORS, "restart_probe.sh")
 
@@ -30,9 +31,7 @@ def one_latency(launcher, extra):
 
 def measure(name, launcher, extra, runs):
     latencies = [one_latency(launcher, extra) for _ in range(runs)]
-    print(f"{name:9s} 2-node restart latency median {median(latencies) * 1000:8.1f} ms   "
-          f"(min {min(latencies) * 1000:.1f}, max {max(latencies) * 1000:.1f}, n={runs})")
-    return median(latencies)
+    return report_ms(name, "2-node restart latency", latencies)
 
 
 def main():

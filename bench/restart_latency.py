@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 
-from common import (ANCHORS, DDPRUN, TORCHRUN, median, probe_restart_latency, require,
+from common import (ANCHORS, DDPRUN, TORCHRUN, probe_restart_latency, report_ms, require,
                     wall_seconds)
 
 PROBE = os.path.join(ANCHORS, "restart_probe.sh")
@@ -22,10 +22,7 @@ def one_latency(command):
 
 
 def measure(name, command, runs):
-    latencies = [one_latency(command) for _ in range(runs)]
-    print(f"{name:9s} restart latency median {median(latencies) * 1000:8.1f} ms   "
-          f"(min {min(latencies) * 1000:.1f}, max {max(latencies) * 1000:.1f}, n={runs})")
-    return median(latencies)
+    return report_ms(name, "restart latency", [one_latency(command) for _ in range(runs)])
 
 
 def main():

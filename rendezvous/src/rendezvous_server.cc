@@ -21,7 +21,9 @@ namespace ddprun {
 struct RendezvousServer::Impl {
   std::unique_ptr<RendezvousService> service;
   int max_receive_bytes = 0;
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  // Made into credentials only in BuildServer: creating any credentials starts gRPC (grpc_init
+  // and its threads), which the on-first-connection mode defers.
+  std::optional<grpc::SslServerCredentialsOptions> tls;
 
   std::mutex mu;
   std::unique_ptr<grpc::Server> server;  // guarded by mu
@@ -40,7 +42,9 @@ struct RendezvousServer::Impl {
           grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
           grpc::InsecureServerCredentials());
     } else {
-      builder.AddListeningPort(listen, credentials, selected_port);
+      builder.AddListeningPort(
+          listen, tls ? grpc::SslServerCredentials(*tls) : grpc::InsecureServerCredentials(),
+          selected_port);
       // SO_REUSEPORT would let a second server bind the same port and take half the calls.
       builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     }
@@ -101,7 +105,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
             : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
     tls.pem_root_certs = options.tls_client_ca_pem;
     tls.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
-    impl.credentials = grpc::SslServerCredentials(tls);
+    impl.tls = std::move(tls);
   }
 
   if (options.start_on_first_connection) {
