@@ -2,7 +2,6 @@
 #include "ddprun/launcher/launch.h"
 
 #include <signal.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -11,37 +10,19 @@
 #include <filesystem>
 #include <iostream>
 
-#include "ddprun/agent/local_coordinator.h"
-#include "ddprun/agent/rendezvous_coordinator.h"
 #include "ddprun/agent/worker_group_supervisor.h"
-#include "ddprun/bound_socket.h"
 #include "ddprun/launcher/command_line.h"
 #include "ddprun/launcher/status_command.h"
 #include "ddprun/logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/version.h"
-#include "node_address.h"
+#include "node_setup.h"
 #include "rendezvous_node.h"
 
 namespace ddprun {
 namespace {
 
 constexpr int kUsageExit = 2;
-
-// 32 random bytes as hex: the token every store call must carry.
-Result<std::string> NewToken() {
-  unsigned char bytes[32];
-  if (::getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
-    return ErrnoError("getrandom for the store token", errno);
-  }
-  static const char* hex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token.push_back(hex[b >> 4]);
-    token.push_back(hex[b & 15]);
-  }
-  return token;
-}
 
 // A directory created for this run and removed when it ends, unless kept.
 class TemporaryDirectory {
@@ -130,71 +111,16 @@ int Launch(const LaunchConfig& config) {
   // Single node: an embedded store and a MASTER_PORT of our own; the node decides restarts.
   // Multi-node: the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank
   // 0's.
-  std::unique_ptr<RendezvousServer> server;
-  std::optional<BoundSocket> reserved_port;
-  std::unique_ptr<RoundCoordinator> coordinator;
-  if (config.multi_node) {
-    auto node = PrepareRendezvousNode(config);
-    if (!node.ok()) {
-      std::fprintf(stderr, "ddprun: error: %s\n", node.status().message().c_str());
-      return 1;
-    }
-    server = std::move(node->hosted);
-    reserved_port.emplace(std::move(node->master_port));
-    job.store_address = node->store_address;
-    job.store_token = config.security.token;
-    job.store_tls = {config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
-    options.host = node->address;
-    log->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,
-              node->store_address, server ? " (hosted here)" : "");
-    coordinator = std::make_unique<RendezvousCoordinator>(io, node->session);
-  } else {
-    auto token = NewToken();
-    if (!token.ok()) {
-      std::fprintf(stderr, "ddprun: error: %s\n", token.status().message().c_str());
-      return 1;
-    }
-    RendezvousServerOptions server_options;
-    server_options.bind_host = "127.0.0.1";
-    server_options.token = token.value();
-    server_options.start_on_first_connection = true;
-    auto started = RendezvousServer::Start(server_options);
-    if (!started.ok()) {
-      std::fprintf(stderr, "ddprun: error: %s\n", started.status().message().c_str());
-      return 1;
-    }
-    server = std::move(started).value();
-    // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host
-    // is given it, while rank 0's own listener (PyTorch's TCPStore, which also sets
-    // SO_REUSEADDR) can still bind it. No "find a free port, close it, hope" race.
-    int master_port = config.master_port.value_or(0);
-    if (!config.master_port) {
-      auto reservation = BoundSocket::Bind(config.master_addr, 0);
-      if (!reservation.ok()) {
-        std::fprintf(stderr, "ddprun: error: cannot reserve MASTER_PORT: %s; pass --master_port\n",
-                     reservation.status().message().c_str());
-        return kUsageExit;
-      }
-      master_port = reservation->port();
-      reserved_port.emplace(std::move(reservation).value());
-    }
-    job.store_address = server->address();
-    job.store_token = token.value();
-    options.host = HostName();
-    const int nodes = config.max_nodes;
-    NodeAssignment first_round{0,
-                               config.node_rank,
-                               nodes,
-                               config.node_rank * config.nproc_per_node,
-                               nodes * config.nproc_per_node,
-                               config.master_addr,
-                               master_port,
-                               0};
-    log->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
-              config.nproc_per_node, job.store_address, master_port);
-    coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts);
+  auto set_up =
+      config.multi_node ? SetUpMultiNode(config, io, job) : SetUpSingleNode(config, io, job);
+  if (!set_up.ok()) {
+    std::fprintf(stderr, "ddprun: error: %s\n", set_up.status().message().c_str());
+    return set_up.status().code() == StatusCode::kInvalidArgument && !config.multi_node ? kUsageExit
+                                                                                        : 1;
   }
-  options.coordinator = coordinator.get();
+  NodeSetup node = std::move(set_up).value();
+  options.host = node.host;
+  options.coordinator = node.coordinator.get();
   const EnvironmentMap inherited = CurrentEnvironment();
   options.environment = [&inherited, job](const WorkerPlacement& placement,
                                           const NodeAssignment& round,
@@ -214,10 +140,11 @@ int Launch(const LaunchConfig& config) {
     status = supervisor.Run();
     interrupted = supervisor.interrupted();
   }
-  coordinator.reset();  // closes this node's session
+  node.coordinator.reset();  // closes this node's session
   // A failed run keeps its error files: the failure report points at them.
   if (status != 0 && temporary_logs) temporary_logs->Keep();
-  if (config.multi_node && server && !server->Idle()) {
+  RendezvousServer* server = node.server.get();
+  if (config.multi_node && server != nullptr && !server->Idle()) {
     // The other nodes still need the rendezvous: after this node left (a signal), until the job
     // ends; after the job ended, until every node has heard it (close_timeout at most).
     if (interrupted) {

@@ -39,9 +39,12 @@ JobRounds* JobRegistry::Find(const std::string& job_id) {
   return it == jobs_.end() ? nullptr : it->second.get();
 }
 
-void JobRegistry::Drain(const std::string& job_id, JobRounds& job,
+void JobRegistry::Drain(const std::string& job_id, JobRounds& job, RendezvousTime now,
                         std::vector<RoutedEvent>& events) {
   for (auto& event : job.TakeEvents()) events.push_back({job_id, std::move(event)});
+  const bool ended =
+      job.state() == JobRounds::State::kComplete || job.state() == JobRounds::State::kFailed;
+  if (ended) ended_at_.try_emplace(job_id, now);
 }
 
 Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& settings,
@@ -63,7 +66,7 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
         std::to_string(settings.max_nodes) + "; give every node the same --nnodes");
   }
   Status status = running ? job->Resume(node, *running, now) : job->Join(node, now);
-  Drain(job_id, *job, events);
+  Drain(job_id, *job, now, events);
   return status;
 }
 
@@ -75,12 +78,13 @@ Status JobRegistry::Heartbeat(const std::string& job_id, const std::string& node
   return job->Heartbeat(node_id, now);
 }
 
-void JobRegistry::Update(const std::string& job_id, const std::function<void(JobRounds&)>& change,
+void JobRegistry::Update(const std::string& job_id, RendezvousTime now,
+                         const std::function<void(JobRounds&)>& change,
                          std::vector<RoutedEvent>& events) {
   std::lock_guard lock(mu_);
   if (JobRounds* job = Find(job_id)) {
     change(*job);
-    Drain(job_id, *job, events);
+    Drain(job_id, *job, now, events);
   }
 }
 
@@ -88,45 +92,56 @@ void JobRegistry::WorkerFailed(const std::string& job_id, const std::string& nod
                                const std::string& description, int exit_status, RendezvousTime now,
                                std::vector<RoutedEvent>& events) {
   Update(
-      job_id,
+      job_id, now,
       [&](JobRounds& job) { job.WorkerFailed(node_id, round, description, exit_status, now); },
       events);
 }
 
 void JobRegistry::Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
-                            std::vector<RoutedEvent>& events) {
+                            RendezvousTime now, std::vector<RoutedEvent>& events) {
   Update(
-      job_id, [&](JobRounds& job) { job.NodeSucceeded(node_id, round); }, events);
+      job_id, now, [&](JobRounds& job) { job.NodeSucceeded(node_id, round); }, events);
 }
 
 void JobRegistry::Leave(const std::string& job_id, const std::string& node_id, RendezvousTime now,
                         std::vector<RoutedEvent>& events) {
   Update(
-      job_id, [&](JobRounds& job) { job.Leave(node_id, now); }, events);
+      job_id, now, [&](JobRounds& job) { job.Leave(node_id, now); }, events);
 }
 
 void JobRegistry::Disconnected(const std::string& job_id, const std::string& node_id,
                                RendezvousTime now) {
   std::vector<RoutedEvent> none;  // a disconnection only moves a deadline
   Update(
-      job_id, [&](JobRounds& job) { job.Disconnected(node_id, now); }, none);
+      job_id, now, [&](JobRounds& job) { job.Disconnected(node_id, now); }, none);
 }
 
-void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events) {
+void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
+                       std::vector<std::string>* forgotten) {
   std::lock_guard lock(mu_);
   for (auto& [job_id, job] : jobs_) {
     job->Tick(now);
-    Drain(job_id, *job, events);
+    Drain(job_id, *job, now, events);
+  }
+  for (auto it = ended_at_.begin(); it != ended_at_.end();) {
+    if (now - it->second < kEndedJobRetention) {
+      ++it;
+      continue;
+    }
+    jobs_.erase(it->first);
+    if (forgotten != nullptr) forgotten->push_back(it->first);
+    it = ended_at_.erase(it);
   }
 }
 
 std::optional<RendezvousTime> JobRegistry::NextDeadline() const {
   std::lock_guard lock(mu_);
   std::optional<RendezvousTime> next;
-  for (const auto& [job_id, job] : jobs_) {
-    auto deadline = job->NextDeadline();
-    if (deadline && (!next || *deadline < *next)) next = deadline;
-  }
+  auto consider = [&next](std::optional<RendezvousTime> t) {
+    if (t && (!next || *t < *next)) next = t;
+  };
+  for (const auto& [job_id, job] : jobs_) consider(job->NextDeadline());
+  for (const auto& [job_id, ended] : ended_at_) consider(ended + kEndedJobRetention);
   return next;
 }
 

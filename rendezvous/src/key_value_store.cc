@@ -183,4 +183,11 @@ size_t KeyValueStore::pending_waiters() const {
   return waiters_.size();
 }
 
+void KeyValueStore::DropJob(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.lower_bound({StoreScopeKey{job_id, std::numeric_limits<int64_t>::min()}, ""});
+  while (it != entries_.end() && it->first.first.job_id == job_id) it = entries_.erase(it);
+  job_bytes_.erase(job_id);
+}
+
 }  // namespace ddprun

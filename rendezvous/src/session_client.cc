@@ -2,6 +2,7 @@
 #include "ddprun/rendezvous/session_client.h"
 
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -18,6 +19,8 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kFirstBackoff{50};
 constexpr std::chrono::milliseconds kMaxBackoff{1'000};
+// How long the client tries quietly before it says that it cannot reach the server.
+constexpr std::chrono::seconds kPatienceBeforeWarning{5};
 // How long one wait for the channel to connect lasts before Close and the timeout are checked.
 constexpr std::chrono::milliseconds kConnectPoll{200};
 
@@ -146,6 +149,7 @@ struct SessionClient::Impl {
     auto reachable_at = SteadyClock::now();
     auto backoff = kFirstBackoff;
     std::string last_error;
+    bool warned = false;  // that the server cannot be reached yet
     while (true) {
       const Outcome outcome = Connect(last_error);
       if (outcome == Outcome::kEnded) return;
@@ -153,8 +157,17 @@ struct SessionClient::Impl {
       if (outcome == Outcome::kBroken) {
         reachable_at = now;
         backoff = kFirstBackoff;
+        warned = false;
         log->warn("lost the rendezvous server at {} ({}); reconnecting", options.address,
                   last_error);
+      }
+      if (!warned && now - reachable_at > kPatienceBeforeWarning) {
+        warned = true;
+        std::fprintf(stderr,
+                     "ddprun: still trying to reach the rendezvous server at %s (%s); giving up "
+                     "after %lld s (join_timeout)\n",
+                     options.address.c_str(), last_error.c_str(),
+                     static_cast<long long>(options.reconnect_timeout.count() / 1000));
       }
       if (now - reachable_at > options.reconnect_timeout) {
         on_error(

@@ -182,7 +182,7 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
                              message.worker_failed().exit_status(), now, events);
       break;
     case v1::AgentMessage::kSucceeded:
-      registry_.Succeeded(job_id, node_id, message.succeeded().round(), events);
+      registry_.Succeeded(job_id, node_id, message.succeeded().round(), now, events);
       break;
     case v1::AgentMessage::kLeave:
       registry_.Leave(job_id, node_id, now, events);
@@ -234,7 +234,9 @@ void RendezvousService::ScheduleTick() {
     round_timer_.async_wait([this](const boost::system::error_code& error) {
       if (error) return;  // re-armed or cancelled
       std::vector<RoutedEvent> events;
-      registry_.Tick(RendezvousClock::now(), events);
+      std::vector<std::string> forgotten;
+      registry_.Tick(RendezvousClock::now(), events, &forgotten);
+      for (const auto& job_id : forgotten) store_.DropJob(job_id);
       Deliver(events);
       ScheduleTick();
     });

@@ -111,3 +111,17 @@ TEST_CASE("limits are errors, not crashes") {
   CHECK(store.WaitAsync(kRound0, {"a", "b", "c"}, [] {}).status().code() ==
         StatusCode::kInvalidArgument);
 }
+
+TEST_CASE("dropping a job forgets its keys in every round and frees its budget") {
+  KeyValueLimits limits;
+  limits.max_job_bytes = 64;
+  KeyValueStore store(limits);
+  REQUIRE(store.Set({"old", 0}, "k", std::string(30, 'x')).ok());
+  REQUIRE(store.Set({"old", 3}, "k", std::string(30, 'x')).ok());
+  REQUIRE(store.Set({"other", 0}, "k", "kept").ok());
+  store.DropJob("old");
+  CHECK(store.Get({"old", 0}, "k").status().code() == StatusCode::kNotFound);
+  CHECK(store.Get({"old", 3}, "k").status().code() == StatusCode::kNotFound);
+  CHECK(store.Get({"other", 0}, "k").value() == "kept");
+  CHECK(store.Set({"old", 4}, "k", std::string(60, 'y')).ok());  // the whole budget again
+}

@@ -1,6 +1,8 @@
 // JobRegistry: every job a rendezvous server serves, each a JobRounds, behind one lock. Plain and
 // thread-safe; what nodes must be told comes back as RoutedEvents for the caller to deliver.
-// Ended jobs are kept, so that a late node learns the job is over instead of starting it anew.
+// Ended jobs are kept for kEndedJobRetention, so that a late node learns the job is over instead
+// of starting it anew; then they are forgotten (a long-lived daemon does not grow without bound,
+// and the job id may be used again).
 #pragma once
 
 #include <functional>
@@ -21,6 +23,8 @@ struct RoutedEvent {
 
 class JobRegistry {
  public:
+  static constexpr std::chrono::minutes kEndedJobRetention{10};
+
   // The first join of a job creates it with `settings` (INVALID_ARGUMENT when they are not
   // sensible); later joins must ask for the same number of nodes (INVALID_ARGUMENT otherwise).
   // `running` set: the node reconnects while running that round (JobRounds::Resume).
@@ -33,12 +37,14 @@ class JobRegistry {
                     const std::string& description, int exit_status, RendezvousTime now,
                     std::vector<RoutedEvent>& events);
   void Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
-                 std::vector<RoutedEvent>& events);
+                 RendezvousTime now, std::vector<RoutedEvent>& events);
   void Leave(const std::string& job_id, const std::string& node_id, RendezvousTime now,
              std::vector<RoutedEvent>& events);
   void Disconnected(const std::string& job_id, const std::string& node_id, RendezvousTime now);
-  // Applies every job's passed deadlines.
-  void Tick(RendezvousTime now, std::vector<RoutedEvent>& events);
+  // Applies every job's passed deadlines, and forgets jobs that ended kEndedJobRetention ago
+  // (their ids are added to `forgotten`, for the caller to drop their keys).
+  void Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
+            std::vector<std::string>* forgotten = nullptr);
   // The earliest deadline of any job.
   std::optional<RendezvousTime> NextDeadline() const;
   // Every job has ended (complete or failed), or there is none.
@@ -48,14 +54,17 @@ class JobRegistry {
 
  private:
   JobRounds* Find(const std::string& job_id);  // requires mu_
-  void Drain(const std::string& job_id, JobRounds& job, std::vector<RoutedEvent>& events);
+  // Collects the job's events and notes when it ended.
+  void Drain(const std::string& job_id, JobRounds& job, RendezvousTime now,
+             std::vector<RoutedEvent>& events);
   // Applies `change` to a known job under the lock and collects its events; unknown jobs are
   // ignored (a report for a job that was never joined changes nothing).
-  void Update(const std::string& job_id, const std::function<void(JobRounds&)>& change,
-              std::vector<RoutedEvent>& events);
+  void Update(const std::string& job_id, RendezvousTime now,
+              const std::function<void(JobRounds&)>& change, std::vector<RoutedEvent>& events);
 
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<JobRounds>> jobs_;  // guarded by mu_
+  std::map<std::string, RendezvousTime> ended_at_;          // guarded by mu_
 };
 
 // INVALID_ARGUMENT naming the first setting that makes no sense.

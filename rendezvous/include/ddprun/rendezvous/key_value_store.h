@@ -74,6 +74,10 @@ class KeyValueStore {
   // False when on_ready has run or is about to, or the id is unknown.
   bool CancelWait(WaiterId id);
 
+  // Forgets every key of the job, in every round (the job has ended long ago). Pending waits of
+  // the job are left to their own timeouts.
+  void DropJob(const std::string& job_id);
+
   // Number of pending waiters (for tests and status).
   size_t pending_waiters() const;
 

@@ -1,0 +1,97 @@
+// SetUpSingleNode and SetUpMultiNode; see node_setup.h.
+#include "node_setup.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+
+#include "ddprun/agent/local_coordinator.h"
+#include "ddprun/agent/rendezvous_coordinator.h"
+#include "ddprun/logging.h"
+#include "node_address.h"
+#include "rendezvous_node.h"
+
+namespace ddprun {
+namespace {
+
+// 32 random bytes as hex: the token every store call must carry.
+Result<std::string> NewToken() {
+  unsigned char bytes[32];
+  if (::getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+    return ErrnoError("getrandom for the store token", errno);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token.push_back(hex[b >> 4]);
+    token.push_back(hex[b & 15]);
+  }
+  return token;
+}
+
+}  // namespace
+
+Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_context& io,
+                                  JobEnvironment& job) {
+  auto token = NewToken();
+  if (!token.ok()) return token.status();
+  RendezvousServerOptions server_options;
+  server_options.bind_host = "127.0.0.1";
+  server_options.token = token.value();
+  server_options.start_on_first_connection = true;
+  auto server = RendezvousServer::Start(server_options);
+  if (!server.ok()) return server.status();
+
+  NodeSetup setup;
+  setup.server = std::move(server).value();
+  // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host is
+  // given it, while rank 0's own listener (PyTorch's TCPStore, which also sets SO_REUSEADDR) can
+  // still bind it. No "find a free port, close it, hope" race.
+  int master_port = config.master_port.value_or(0);
+  if (!config.master_port) {
+    auto reservation = BoundSocket::Bind(config.master_addr, 0);
+    if (!reservation.ok()) {
+      return InvalidArgumentError("cannot reserve MASTER_PORT: " + reservation.status().message() +
+                                  "; pass --master_port");
+    }
+    master_port = reservation->port();
+    setup.reserved_port.emplace(std::move(reservation).value());
+  }
+  job.store_address = setup.server->address();
+  job.store_token = token.value();
+  setup.host = HostName();
+  const int nodes = config.max_nodes;
+  NodeAssignment first_round{0,
+                             config.node_rank,
+                             nodes,
+                             config.node_rank * config.nproc_per_node,
+                             nodes * config.nproc_per_node,
+                             config.master_addr,
+                             master_port,
+                             0};
+  GetLogger("launcher")
+      ->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
+             config.nproc_per_node, job.store_address, master_port);
+  setup.coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts);
+  return setup;
+}
+
+Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_context& io,
+                                 JobEnvironment& job) {
+  auto node = PrepareRendezvousNode(config);
+  if (!node.ok()) return node.status();
+  NodeSetup setup;
+  setup.server = std::move(node->hosted);
+  setup.reserved_port.emplace(std::move(node->master_port));
+  setup.host = node->address;
+  job.store_address = node->store_address;
+  job.store_token = config.security.token;
+  job.store_tls = {config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
+  GetLogger("launcher")
+      ->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,
+             node->store_address, setup.server ? " (hosted here)" : "");
+  setup.coordinator = std::make_unique<RendezvousCoordinator>(io, node->session);
+  return setup;
+}
+
+}  // namespace ddprun
