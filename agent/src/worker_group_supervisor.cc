@@ -134,7 +134,7 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void OnJobComplete() {
-    if (phase == Phase::kDone) return;
+    if (phase == Phase::kDone || interrupted) return;  // interrupted: exits 128 + signal
     if (AliveCount() > 0) {
       log->error("the job was declared complete while this node's workers run; stopping them");
       job_failure = "the job was declared complete while workers of " + options.host + " ran";

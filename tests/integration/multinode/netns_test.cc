@@ -125,3 +125,31 @@ TEST_CASE("the agent on the endpoint's address hosts the rendezvous for three na
   }
   CHECK(ranks.size() == 3);
 }
+
+TEST_CASE("across namespaces a worker failure on one node restarts both, counted job-wide") {
+  auto network = NetworkOrWarn(2);
+  if (!network) return;
+  DaemonOnNetwork job(std::move(*network));
+  // fail-once: rank 1 fails in the first round once every other rank is ready (through the
+  // store on the daemon); then every rank of both nodes runs again with the job-wide count 1.
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  for (int i = 0; i < 2; ++i) {
+    agents.push_back(StartAgent(Agent(job.endpoint, "nsfail", "2", job.token_file,
+                                      {"--max_restarts=1", kTestWorker, "fail-once", "7"}),
+                                job.network.In(i)));
+  }
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
+  std::string all;
+  for (auto& agent : agents) all += agent->stdout_text();
+  INFO(all);
+  for (int rank = 0; rank < 2; ++rank) {
+    auto lines = RankLines(all, rank);
+    CHECK(std::count(lines.begin(), lines.end(), "started attempt 1") == 1);
+  }
+  auto status = RunStatus(
+      {"--rdzv_endpoint=" + job.endpoint, "--rdzv_id=nsfail", "--token-file=" + job.token_file},
+      job.network.In(0));
+  INFO(status.out << status.err);
+  CHECK(Count(status.out, "job nsfail: complete, round 1, restarts 1 of 1, nodes 2") == 1);
+  CHECK(Count(status.out, "last failure: rank 1 (local_rank 0) on host 10.77.0.") == 1);
+}
