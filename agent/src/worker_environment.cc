@@ -50,6 +50,7 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   for (const auto& [name, file] : tls_files) {
     if (!file->empty()) set(name, *file);
   }
+  set("DDPRUN_NODE_ADDR", job.node_address);
   set("DDPRUN_JOB_ID", job.run_id);
   set("DDPRUN_ROUND", job.round);
   return env;

@@ -86,6 +86,7 @@ Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_con
   setup.host = node->address;
   job.store_address = node->store_address;
   job.store_token = config.security.token;
+  job.node_address = node->address;
   job.store_tls = {config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
   GetLogger("launcher")
       ->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,

@@ -4,7 +4,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "client_channel.h"
 #include "ddprun/security_files.h"
@@ -106,8 +108,24 @@ Status Call(v1::Rendezvous::Stub& stub,
                                                       Response*),
             const StoreClientOptions& options, const Request& request, Response& response,
             const std::string& what, std::chrono::milliseconds timeout) {
-  auto context = MakeContext(options, timeout);
-  return Describe((stub.*rpc)(context.get(), request, &response), what, options.address);
+  const auto give_up = std::chrono::steady_clock::now() + options.retry_timeout;
+  auto backoff = std::chrono::milliseconds(50);
+  while (true) {
+    auto context = MakeContext(options, timeout);
+    grpc::Status status = (stub.*rpc)(context.get(), request, &response);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+        std::chrono::steady_clock::now() + backoff > give_up) {
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE && options.retry_timeout.count()) {
+        char retried[48];
+        std::snprintf(retried, sizeof(retried), " (retried for %.1f s)",
+                      static_cast<double>(options.retry_timeout.count()) / 1000);
+        status = grpc::Status(status.error_code(), status.error_message() + retried);
+      }
+      return Describe(status, what, options.address);
+    }
+    std::this_thread::sleep_for(backoff);  // the server may be restarting
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ struct JobEnvironment {
   int max_restarts = 0;
   std::string store_address;  // the rendezvous store, "host:port"
   std::string store_token;
-  TlsFiles store_tls;  // when the store speaks TLS
+  TlsFiles store_tls;                      // when the store speaks TLS
+  std::string node_address = "127.0.0.1";  // where other hosts reach this node's workers
   int64_t round = 0;
 };
 

@@ -21,6 +21,9 @@ struct StoreClientOptions {
   std::string job_id;
   int64_t round = 0;
   std::chrono::milliseconds rpc_timeout{30'000};  // bound on each call but Wait
+  // How long a call is retried, with backoff, while the server is unreachable (UNAVAILABLE: it
+  // may be restarting under a running job). 0: not retried.
+  std::chrono::milliseconds retry_timeout{0};
 };
 
 struct StoreCompareSetOutcome {

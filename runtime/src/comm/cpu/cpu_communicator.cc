@@ -1,0 +1,217 @@
+// CpuCommunicator; see cpu_communicator.h.
+#include "cpu_communicator.h"
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "ring.h"
+
+namespace ddp::cpu {
+namespace {
+
+std::string Describe(const char* name, const TensorView& t) {
+  char size[32];
+  const double bytes = static_cast<double>(t.bytes());
+  if (bytes >= 1 << 20) {
+    std::snprintf(size, sizeof(size), "%.1f MiB", bytes / (1 << 20));
+  } else {
+    std::snprintf(size, sizeof(size), "%.1f KiB", bytes / 1024);
+  }
+  return std::string(name) + " of " + std::to_string(t.count) + " " + NameOf(t.type) + " (" + size +
+         ")";
+}
+
+std::shared_ptr<Work> Failed(ddprun::Status status) {
+  auto work = std::make_shared<Work>();
+  work->Complete(std::move(status));
+  return work;
+}
+
+ddprun::Status CheckCpu(const TensorView& t, const char* what) {
+  if (t.device != Device::kCpu) {
+    return ddprun::InvalidArgumentError(std::string(what) +
+                                        " is on a GPU; the CPU backend takes CPU memory only");
+  }
+  if (t.data == nullptr && t.count > 0) {
+    return ddprun::InvalidArgumentError(std::string(what) + " has no data");
+  }
+  return ddprun::Status::Ok();
+}
+
+}  // namespace
+
+ddprun::Result<std::unique_ptr<CpuCommunicator>> CpuCommunicator::Connect(
+    ddprun::StoreClient& store, const CpuCommunicatorOptions& options) {
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  auto links = ConnectRing(store, options.ring, deadline);
+  if (!links.ok()) {
+    return ddprun::Status(links.status().code(),
+                          "rank " + std::to_string(options.ring.rank) +
+                              " could not connect the CPU ring: " + links.status().message());
+  }
+  return std::unique_ptr<CpuCommunicator>(new CpuCommunicator(
+      options.ring.rank, options.ring.world_size, std::move(links).value(), options.timeout));
+}
+
+CpuCommunicator::CpuCommunicator(int rank, int world_size, RingLinks links,
+                                 std::chrono::milliseconds timeout)
+    : rank_(rank), world_size_(world_size), timeout_(timeout), links_(std::move(links)) {
+  if (links_.to_next) {
+    sender_ = std::make_unique<SendQueue>(*links_.to_next,
+                                          [this](const ddprun::Status& error) { Break(error); });
+  }
+  loop_ = std::thread([this] { Loop(); });
+}
+
+CpuCommunicator::~CpuCommunicator() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (links_.from_prev) links_.from_prev->Close();  // a receive in progress returns at once
+  loop_.join();
+  sender_.reset();
+}
+
+std::string CpuCommunicator::transport_to_next() const {
+  if (!links_.to_next) return "none";
+  return links_.next_is_shm ? "shm" : "tcp";
+}
+
+std::shared_ptr<Work> CpuCommunicator::Enqueue(std::string description, Run run) {
+  auto work = std::make_shared<Work>();
+  {
+    std::lock_guard lock(mu_);
+    if (!broken_.ok()) {
+      work->Complete(ddprun::Status(broken_.code(), description +
+                                                        ": the communicator is broken by an "
+                                                        "earlier failure: " +
+                                                        broken_.message()));
+      return work;
+    }
+    queue_.push_back({std::move(description), std::move(run), work});
+  }
+  cv_.notify_all();
+  return work;
+}
+
+void CpuCommunicator::Loop() {
+  while (true) {
+    Operation operation;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, nothing left
+      operation = std::move(queue_.front());
+      queue_.pop_front();
+      if (stopping_) {
+        operation.work->Complete(
+            ddprun::Status(ddprun::StatusCode::kCancelled,
+                           operation.description + ": the communicator was destroyed"));
+        continue;
+      }
+      if (!broken_.ok()) {
+        operation.work->Complete(ddprun::Status(
+            broken_.code(),
+            operation.description +
+                ": the communicator is broken by an earlier failure: " + broken_.message()));
+        continue;
+      }
+    }
+    const auto started = std::chrono::steady_clock::now();
+    RingContext ring{rank_, world_size_, sender_.get(), links_.from_prev.get(), started + timeout_};
+    ddprun::Status status = operation.run(ring);
+    if (!status.ok()) {
+      const auto ran = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started);
+      status = ddprun::Status(
+          status.code(), operation.description + " failed on rank " + std::to_string(rank_) +
+                             " after " + std::to_string(ran.count()) + " ms: " + status.message());
+      Break(status);
+    }
+    operation.work->Complete(status);
+  }
+}
+
+void CpuCommunicator::Break(const ddprun::Status& error) {
+  {
+    std::lock_guard lock(mu_);
+    if (!broken_.ok()) return;
+    broken_ = error;
+  }
+  if (links_.to_next) links_.to_next->Close();
+  if (links_.from_prev) links_.from_prev->Close();
+}
+
+std::shared_ptr<Work> CpuCommunicator::AllReduceAsync(TensorView tensor, ReduceOp op) {
+  if (auto s = CheckCpu(tensor, "all_reduce's tensor"); !s.ok()) return Failed(s);
+  return Enqueue(Describe("all_reduce", tensor), [tensor, op](const RingContext& ring) {
+    return RingAllReduce(ring, tensor.data, tensor.count, tensor.type, op);
+  });
+}
+
+std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int root) {
+  if (auto s = CheckCpu(tensor, "broadcast's tensor"); !s.ok()) return Failed(s);
+  if (root < 0 || root >= world_size_) {
+    return Failed(ddprun::InvalidArgumentError("broadcast from rank " + std::to_string(root) +
+                                               " in a world of " + std::to_string(world_size_)));
+  }
+  return Enqueue(Describe("broadcast", tensor), [tensor, root](const RingContext& ring) {
+    return RingBroadcast(ring, tensor.data, tensor.bytes(), root);
+  });
+}
+
+std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorView output) {
+  for (auto s : {CheckCpu(input, "all_gather's input"), CheckCpu(output, "all_gather's output")}) {
+    if (!s.ok()) return Failed(s);
+  }
+  if (input.type != output.type || output.count != input.count * static_cast<size_t>(world_size_)) {
+    return Failed(ddprun::InvalidArgumentError(
+        "all_gather's output must hold world_size x input.count elements of the input's type"));
+  }
+  return Enqueue(Describe("all_gather", input), [input, output](const RingContext& ring) {
+    auto* own =
+        static_cast<std::byte*>(output.data) + static_cast<size_t>(ring.rank) * input.bytes();
+    if (input.bytes() > 0 && own != input.data) std::memmove(own, input.data, input.bytes());
+    return RingAllGather(ring, output.data, input.count, input.type);
+  });
+}
+
+std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, TensorView output,
+                                                          ReduceOp op) {
+  for (auto s :
+       {CheckCpu(input, "reduce_scatter's input"), CheckCpu(output, "reduce_scatter's output")}) {
+    if (!s.ok()) return Failed(s);
+  }
+  if (input.type != output.type || input.count != output.count * static_cast<size_t>(world_size_)) {
+    return Failed(ddprun::InvalidArgumentError(
+        "reduce_scatter's input must hold world_size x output.count elements of the output's "
+        "type"));
+  }
+  return Enqueue(Describe("reduce_scatter", input), [input, output, op](const RingContext& ring) {
+    // The input is left as it was: the ring works on a copy.
+    std::vector<std::byte> scratch(input.bytes());
+    if (!scratch.empty()) std::memcpy(scratch.data(), input.data, scratch.size());
+    if (auto s = RingReduceScatter(ring, scratch.data(), output.count, input.type, op); !s.ok()) {
+      return s;
+    }
+    if (output.bytes() > 0) {
+      std::memcpy(output.data, scratch.data() + static_cast<size_t>(ring.rank) * output.bytes(),
+                  output.bytes());
+    }
+    return ddprun::Status::Ok();
+  });
+}
+
+std::shared_ptr<Work> CpuCommunicator::BarrierAsync() {
+  // One element per rank: every rank receives in every step, so none passes before all arrive.
+  return Enqueue("barrier", [this](const RingContext& ring) {
+    barrier_scratch_.assign(static_cast<size_t>(ring.world_size) * sizeof(int32_t), std::byte{0});
+    return RingAllReduce(ring, barrier_scratch_.data(), static_cast<size_t>(ring.world_size),
+                         DataType::kInt32, ReduceOp::kSum);
+  });
+}
+
+}  // namespace ddp::cpu

@@ -1,0 +1,60 @@
+// SendQueue; see send_queue.h.
+#include "send_queue.h"
+
+namespace ddp::cpu {
+
+SendQueue::SendQueue(SendLink& link, std::function<void(const ddprun::Status&)> on_error)
+    : link_(link), on_error_(std::move(on_error)), thread_([this] { Run(); }) {}
+
+SendQueue::~SendQueue() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  link_.Close();  // a send blocked on a stuck peer returns at once
+  thread_.join();
+}
+
+void SendQueue::Post(const void* data, size_t bytes, Deadline deadline) {
+  if (bytes == 0) return;
+  {
+    std::lock_guard lock(mu_);
+    pieces_.push_back({data, bytes, deadline});
+  }
+  cv_.notify_all();
+}
+
+ddprun::Status SendQueue::Flush() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return (pieces_.empty() && !sending_) || stopping_; });
+  return error_;
+}
+
+void SendQueue::Run() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return !pieces_.empty() || stopping_; });
+    if (stopping_) return;
+    const Piece piece = pieces_.front();
+    pieces_.pop_front();
+    if (!error_.ok()) {  // after a failure, pieces are dropped
+      cv_.notify_all();
+      continue;
+    }
+    sending_ = true;
+    lock.unlock();
+    ddprun::Status sent = link_.Send(piece.data, piece.bytes, piece.deadline);
+    lock.lock();
+    sending_ = false;
+    if (!sent.ok() && error_.ok()) {
+      error_ = sent;
+      lock.unlock();
+      on_error_(sent);
+      lock.lock();
+    }
+    cv_.notify_all();
+  }
+}
+
+}  // namespace ddp::cpu

@@ -1,0 +1,45 @@
+// SendQueue: the thread that sends to the next rank, so that a rank sends one segment while it
+// receives and reduces the next: the ring's two directions run at once. Pieces are sent in the
+// order posted; the memory of a posted piece must stay untouched until Flush returns.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "transport/link.h"
+
+namespace ddp::cpu {
+
+class SendQueue {
+ public:
+  // `on_error` runs (on the queue's thread) when a send fails; later pieces are dropped.
+  SendQueue(SendLink& link, std::function<void(const ddprun::Status&)> on_error);
+  ~SendQueue();  // stops the thread; pending pieces are dropped
+
+  void Post(const void* data, size_t bytes, Deadline deadline);
+  // Waits until every posted piece is sent. The first send error, if there was one.
+  ddprun::Status Flush();
+
+ private:
+  struct Piece {
+    const void* data;
+    size_t bytes;
+    Deadline deadline;
+  };
+  void Run();
+
+  SendLink& link_;
+  std::function<void(const ddprun::Status&)> on_error_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Piece> pieces_;  // guarded by mu_
+  bool sending_ = false;      // guarded by mu_: a piece is being sent
+  bool stopping_ = false;     // guarded by mu_
+  ddprun::Status error_;      // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace ddp::cpu

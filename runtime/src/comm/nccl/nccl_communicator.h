@@ -1,0 +1,82 @@
+// NcclCommunicator: collectives on CUDA tensors through NCCL. Each collective runs on the
+// communicator's own stream, ordered after the work already queued on the caller's stream (the
+// legacy default stream) by an event; its Work completes when the GPU has finished it.
+//
+// A watchdog thread watches every operation in flight and ncclCommGetAsyncError. On an NCCL error
+// or an operation running past the timeout it aborts the communicator (so no kernel waits
+// forever), fails every pending operation with a message naming the operation, its size and how
+// long it ran, and ends the worker (exit status 1) as PyTorch's async error handling does, so
+// that ddprun restarts the job.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "ddp/communicator.h"
+#include "ddprun/rendezvous/store_client.h"
+
+namespace ddp::nccl {
+
+struct NcclCommunicatorOptions {
+  int rank = 0;
+  int world_size = 1;
+  int device = 0;                              // the CUDA device of this rank
+  std::chrono::milliseconds timeout{600'000};  // per collective, and to initialize
+  bool exit_on_failure = true;                 // end the process when the watchdog fires
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  static ddprun::Result<std::unique_ptr<NcclCommunicator>> Connect(
+      ddprun::StoreClient& store, const NcclCommunicatorOptions& options);
+  ~NcclCommunicator() override;
+
+  int rank() const override { return options_.rank; }
+  int world_size() const override { return options_.world_size; }
+  std::string backend_name() const override { return "nccl"; }
+
+  std::shared_ptr<Work> AllReduceAsync(TensorView tensor, ReduceOp op) override;
+  std::shared_ptr<Work> BroadcastAsync(TensorView tensor, int root) override;
+  std::shared_ptr<Work> AllGatherAsync(TensorView input, TensorView output) override;
+  std::shared_ptr<Work> ReduceScatterAsync(TensorView input, TensorView output,
+                                           ReduceOp op) override;
+  std::shared_ptr<Work> BarrierAsync() override;
+
+ private:
+  struct InFlight {
+    std::string description;
+    cudaEvent_t done;
+    std::chrono::steady_clock::time_point started;
+    std::shared_ptr<Work> work;
+  };
+
+  NcclCommunicator(NcclCommunicatorOptions options, ncclComm_t comm, cudaStream_t stream,
+                   void* barrier_buffer);
+  // Orders the communication stream after the caller's, runs `launch` on it, and tracks it.
+  std::shared_ptr<Work> Launch(std::string description,
+                               const std::function<ncclResult_t(cudaStream_t)>& launch);
+  void Watchdog();
+  void Fail(const std::string& message);
+
+  const NcclCommunicatorOptions options_;
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  void* barrier_buffer_;  // one float on the device
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<InFlight> in_flight_;  // guarded by mu_; oldest first
+  ddprun::Status broken_;           // guarded by mu_
+  bool stopping_ = false;           // guarded by mu_
+  std::thread watchdog_;
+};
+
+}  // namespace ddp::nccl

@@ -1,0 +1,35 @@
+// ExchangeUniqueId; see unique_id_exchange.h.
+#include "comm/nccl/unique_id_exchange.h"
+
+#include <cstring>
+#include <string>
+
+namespace ddp::nccl {
+
+ddprun::Result<ncclUniqueId> ExchangeUniqueId(ddprun::StoreClient& store, int rank,
+                                              std::chrono::milliseconds timeout) {
+  ncclUniqueId id{};
+  if (rank == 0) {
+    if (ncclResult_t result = ncclGetUniqueId(&id); result != ncclSuccess) {
+      return ddprun::InternalError(std::string("ncclGetUniqueId failed: ") +
+                                   ncclGetErrorString(result));
+    }
+    const std::string bytes(reinterpret_cast<const char*>(&id), sizeof(id));
+    if (auto s = store.Set(kUniqueIdKey, bytes); !s.ok()) return s;
+    return id;
+  }
+  if (auto s = store.Wait({kUniqueIdKey}, timeout); !s.ok()) {
+    return ddprun::Status(s.code(), "waiting for rank 0's NCCL unique id: " + s.message());
+  }
+  auto bytes = store.Get(kUniqueIdKey);
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() != sizeof(id)) {
+    return ddprun::InternalError("the NCCL unique id in the store has " +
+                                 std::to_string(bytes->size()) + " bytes, not " +
+                                 std::to_string(sizeof(id)));
+  }
+  std::memcpy(&id, bytes->data(), sizeof(id));
+  return id;
+}
+
+}  // namespace ddp::nccl

@@ -1,0 +1,32 @@
+// ddp::Work; see work.h.
+#include "ddp/work.h"
+
+namespace ddp {
+
+ddprun::Status Work::Wait(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  auto done = [this] { return result_.has_value(); };
+  if (timeout == kForever) {
+    done_cv_.wait(lock, done);
+  } else if (!done_cv_.wait_for(lock, timeout, done)) {
+    return ddprun::DeadlineExceededError("the collective did not complete within " +
+                                         std::to_string(timeout.count()) + " ms");
+  }
+  return *result_;
+}
+
+bool Work::Done() const {
+  std::lock_guard lock(mu_);
+  return result_.has_value();
+}
+
+void Work::Complete(ddprun::Status status) {
+  {
+    std::lock_guard lock(mu_);
+    if (result_) return;
+    result_ = std::move(status);
+  }
+  done_cv_.notify_all();
+}
+
+}  // namespace ddp

@@ -1,0 +1,76 @@
+// collectives_worker: a worker that uses the runtime's process group, for the collectives'
+// integration tests (ranks as real processes, under ddprun or started by the test).
+//
+//   check            run every collective check (tests/support/collective_checks.h); print
+//                    "ok <n> checks <fingerprint>" (equal on every rank) or one "FAILED ..." line
+//                    per failure
+//   die RANK         all_reduce 4 MiB in a loop; rank RANK kills itself with SIGKILL in the
+//                    middle of its third one. The others print "failed after <ms> ms: <error>"
+//                    and exit 3 (or "no failure" and exit 0)
+//   init             create the process group; print "ready", or "error: <message>" and exit 2
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ddp/process_group.h"
+#include "support/collective_checks.h"
+
+namespace {
+
+int Check(ddp::ProcessGroup& group) {
+  ddprun::testing::CheckPlan plan;
+  plan.sizes = {0, 1, 7, 1031, 65537};
+  auto results = ddprun::testing::RunCollectiveChecks(*group.communicator().value(), plan);
+  for (const auto& failure : results.failures) std::printf("FAILED %s\n", failure.c_str());
+  uint64_t combined = 0;
+  for (uint64_t f : results.fingerprints) combined = combined * 31 + f;
+  if (results.failures.empty()) {
+    std::printf("ok %d checks %016llx\n", results.checks,
+                static_cast<unsigned long long>(combined));
+  }
+  return results.failures.empty() ? 0 : 1;
+}
+
+int Die(ddp::ProcessGroup& group, int victim) {
+  ddp::Communicator& comm = *group.communicator().value();
+  std::vector<float> data(1 << 20, 1.0f);
+  const auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10000; ++i) {
+    auto work = comm.AllReduceAsync(ddp::CpuTensor(data.data(), data.size()), ddp::ReduceOp::kMax);
+    if (group.rank() == victim && i == 2) ::raise(SIGKILL);
+    if (auto status = work->Wait(); !status.ok()) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+      std::printf("failed after %lld ms: %s\n", static_cast<long long>(ms),
+                  status.message().c_str());
+      return 3;
+    }
+  }
+  std::printf("no failure\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const std::string mode = argc > 1 ? argv[1] : "";
+  auto group = ddp::ProcessGroup::FromEnv();
+  if (!group.ok()) {
+    std::printf("error: %s\n", group.status().message().c_str());
+    return 2;
+  }
+  if (mode == "init") {
+    std::printf("ready\n");
+    return 0;
+  }
+  if (mode == "check") return Check(*group.value());
+  if (mode == "die" && argc > 2) return Die(*group.value(), std::atoi(argv[2]));
+  std::fprintf(stderr, "collectives_worker: unknown mode '%s'\n", mode.c_str());
+  return 64;
+}
