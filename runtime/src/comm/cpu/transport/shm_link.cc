@@ -36,7 +36,12 @@ struct ShmRing {
 namespace {
 
 constexpr size_t kSegmentBytes = sizeof(ShmRing);
-constexpr int kSpinsBeforeSleep = 4000;
+// A receiver spins long: its data is usually microseconds away, and latency is what small
+// collectives pay. A sender waiting for room spins briefly: the receiver, which frees the room,
+// is busy reducing, and on a host with fewer cores than busy threads a spinning sender would
+// slow it down.
+constexpr int kReceiverSpins = 4000;
+constexpr int kSenderSpins = 64;
 constexpr std::chrono::milliseconds kSleepSlice{50};
 
 uint64_t Padded(size_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
@@ -66,8 +71,8 @@ int OpenPidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid
 template <typename Ready>
 ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
                          std::atomic<uint32_t>& sleeping, int peer_pidfd, Deadline deadline,
-                         const std::string& peer) {
-  for (int spin = 0; spin < kSpinsBeforeSleep; ++spin) {
+                         const std::string& peer, int spins) {
+  for (int spin = 0; spin < spins; ++spin) {
     if (ready()) return ddprun::Status::Ok();
     if (spin % 64 == 63) std::this_thread::yield();
   }
@@ -163,7 +168,7 @@ ddprun::Status ShmSendLink::Send(const void* data, size_t bytes, Deadline deadli
       return room > 0;
     };
     if (auto s = WaitUntil(ring, has_room, ring.read_seq, ring.sender_sleeping, peer_pidfd_,
-                           deadline, peer_);
+                           deadline, peer_, kSenderSpins);
         !s.ok()) {
       return s;
     }
@@ -201,7 +206,7 @@ ddprun::Status ShmRecvLink::AwaitSender(Deadline deadline) {
   ShmRing& ring = segment_->ring();
   auto attached = [&] { return ring.sender_attached.load(std::memory_order_acquire) != 0; };
   return WaitUntil(ring, attached, ring.written_seq, ring.receiver_sleeping, peer_pidfd_, deadline,
-                   peer_);
+                   peer_, kReceiverSpins);
 }
 
 ddprun::Status ShmRecvLink::Receive(size_t bytes, Deadline deadline, const Consumer& consume) {
@@ -216,7 +221,7 @@ ddprun::Status ShmRecvLink::Receive(size_t bytes, Deadline deadline, const Consu
       return available > 0;
     };
     if (auto s = WaitUntil(ring, has_data, ring.written_seq, ring.receiver_sleeping, peer_pidfd_,
-                           deadline, peer_);
+                           deadline, peer_, kReceiverSpins);
         !s.ok()) {
       return s;
     }
