@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "comm/collective_arguments.h"
 #include "ring.h"
 
 namespace ddp::cpu {
@@ -20,23 +21,6 @@ std::string Describe(const char* name, const TensorView& t) {
   }
   return std::string(name) + " of " + std::to_string(t.count) + " " + NameOf(t.type) + " (" + size +
          ")";
-}
-
-std::shared_ptr<Work> Failed(ddprun::Status status) {
-  auto work = std::make_shared<Work>();
-  work->Complete(std::move(status));
-  return work;
-}
-
-ddprun::Status CheckCpu(const TensorView& t, const char* what) {
-  if (t.device != Device::kCpu) {
-    return ddprun::InvalidArgumentError(std::string(what) +
-                                        " is on a GPU; the CPU backend takes CPU memory only");
-  }
-  if (t.data == nullptr && t.count > 0) {
-    return ddprun::InvalidArgumentError(std::string(what) + " has no data");
-  }
-  return ddprun::Status::Ok();
 }
 
 }  // namespace
@@ -146,17 +130,18 @@ void CpuCommunicator::Break(const ddprun::Status& error) {
 }
 
 std::shared_ptr<Work> CpuCommunicator::AllReduceAsync(TensorView tensor, ReduceOp op) {
-  if (auto s = CheckCpu(tensor, "all_reduce's tensor"); !s.ok()) return Failed(s);
+  if (auto s = CheckDevice(tensor, Device::kCpu, "all_reduce's tensor"); !s.ok()) {
+    return CompletedWork(s);
+  }
   return Enqueue(Describe("all_reduce", tensor), [tensor, op](const RingContext& ring) {
     return RingAllReduce(ring, tensor.data, tensor.count, tensor.type, op);
   });
 }
 
 std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int root) {
-  if (auto s = CheckCpu(tensor, "broadcast's tensor"); !s.ok()) return Failed(s);
-  if (root < 0 || root >= world_size_) {
-    return Failed(ddprun::InvalidArgumentError("broadcast from rank " + std::to_string(root) +
-                                               " in a world of " + std::to_string(world_size_)));
+  for (auto s :
+       {CheckDevice(tensor, Device::kCpu, "broadcast's tensor"), CheckRoot(root, world_size_)}) {
+    if (!s.ok()) return CompletedWork(s);
   }
   return Enqueue(Describe("broadcast", tensor), [tensor, root](const RingContext& ring) {
     return RingBroadcast(ring, tensor.data, tensor.bytes(), root);
@@ -164,12 +149,10 @@ std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int roo
 }
 
 std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorView output) {
-  for (auto s : {CheckCpu(input, "all_gather's input"), CheckCpu(output, "all_gather's output")}) {
-    if (!s.ok()) return Failed(s);
-  }
-  if (input.type != output.type || output.count != input.count * static_cast<size_t>(world_size_)) {
-    return Failed(ddprun::InvalidArgumentError(
-        "all_gather's output must hold world_size x input.count elements of the input's type"));
+  for (auto s : {CheckDevice(input, Device::kCpu, "all_gather's input"),
+                 CheckDevice(output, Device::kCpu, "all_gather's output"),
+                 CheckAllGather(input, output, world_size_)}) {
+    if (!s.ok()) return CompletedWork(s);
   }
   return Enqueue(Describe("all_gather", input), [input, output](const RingContext& ring) {
     auto* own =
@@ -181,14 +164,10 @@ std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorVi
 
 std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, TensorView output,
                                                           ReduceOp op) {
-  for (auto s :
-       {CheckCpu(input, "reduce_scatter's input"), CheckCpu(output, "reduce_scatter's output")}) {
-    if (!s.ok()) return Failed(s);
-  }
-  if (input.type != output.type || input.count != output.count * static_cast<size_t>(world_size_)) {
-    return Failed(ddprun::InvalidArgumentError(
-        "reduce_scatter's input must hold world_size x output.count elements of the output's "
-        "type"));
+  for (auto s : {CheckDevice(input, Device::kCpu, "reduce_scatter's input"),
+                 CheckDevice(output, Device::kCpu, "reduce_scatter's output"),
+                 CheckReduceScatter(input, output, world_size_)}) {
+    if (!s.ok()) return CompletedWork(s);
   }
   return Enqueue(Describe("reduce_scatter", input), [input, output, op](const RingContext& ring) {
     // The input is left as it was: the ring works on a copy.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "comm/collective_arguments.h"
 #include "comm/nccl/unique_id_exchange.h"
 
 namespace ddp::nccl {
@@ -50,20 +51,6 @@ ncclRedOp_t NcclOp(ReduceOp op) {
       return ncclMax;
   }
   return ncclSum;
-}
-
-std::shared_ptr<Work> Failed(ddprun::Status status) {
-  auto work = std::make_shared<Work>();
-  work->Complete(std::move(status));
-  return work;
-}
-
-ddprun::Status CheckCuda(const TensorView& t, const char* what) {
-  if (t.device != Device::kCuda) {
-    return ddprun::InvalidArgumentError(std::string(what) +
-                                        " is in CPU memory; the NCCL backend takes GPU tensors");
-  }
-  return ddprun::Status::Ok();
 }
 
 std::string Describe(const char* name, const TensorView& t) {
@@ -132,7 +119,7 @@ std::shared_ptr<Work> NcclCommunicator::Launch(
   {
     std::lock_guard lock(mu_);
     if (!broken_.ok()) {
-      return Failed(ddprun::Status(
+      return CompletedWork(ddprun::Status(
           broken_.code(), description + ": the communicator is broken: " + broken_.message()));
     }
   }
@@ -141,7 +128,7 @@ std::shared_ptr<Work> NcclCommunicator::Launch(
   cudaEvent_t ready = nullptr;
   cudaEvent_t done = nullptr;
   if (cudaError_t e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming); e != cudaSuccess) {
-    return Failed(CudaError("cudaEventCreate", e));
+    return CompletedWork(CudaError("cudaEventCreate", e));
   }
   cudaEventRecord(ready, cudaStreamLegacy);
   cudaStreamWaitEvent(stream_, ready, 0);
@@ -149,10 +136,10 @@ std::shared_ptr<Work> NcclCommunicator::Launch(
   if (ncclResult_t r = launch(stream_); r != ncclSuccess) {
     ddprun::Status error = NcclError(description, r);
     Fail(error.message());
-    return Failed(error);
+    return CompletedWork(error);
   }
   if (cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming); e != cudaSuccess) {
-    return Failed(CudaError("cudaEventCreate", e));
+    return CompletedWork(CudaError("cudaEventCreate", e));
   }
   cudaEventRecord(done, stream_);
   auto work = std::make_shared<Work>();
@@ -215,9 +202,11 @@ void NcclCommunicator::Fail(const std::string& message) {
 }
 
 std::shared_ptr<Work> NcclCommunicator::AllReduceAsync(TensorView tensor, ReduceOp op) {
-  if (auto s = CheckCuda(tensor, "all_reduce's tensor"); !s.ok()) return Failed(s);
+  if (auto s = CheckDevice(tensor, Device::kCuda, "all_reduce's tensor"); !s.ok()) {
+    return CompletedWork(s);
+  }
   auto type = NcclType(tensor.type);
-  if (!type.ok()) return Failed(type.status());
+  if (!type.ok()) return CompletedWork(type.status());
   return Launch(Describe("all_reduce", tensor), [&](cudaStream_t stream) {
     return ncclAllReduce(tensor.data, tensor.data, tensor.count, type.value(), NcclOp(op), comm_,
                          stream);
@@ -225,31 +214,25 @@ std::shared_ptr<Work> NcclCommunicator::AllReduceAsync(TensorView tensor, Reduce
 }
 
 std::shared_ptr<Work> NcclCommunicator::BroadcastAsync(TensorView tensor, int root) {
-  if (auto s = CheckCuda(tensor, "broadcast's tensor"); !s.ok()) return Failed(s);
-  auto type = NcclType(tensor.type);
-  if (!type.ok()) return Failed(type.status());
-  if (root < 0 || root >= options_.world_size) {
-    return Failed(ddprun::InvalidArgumentError("broadcast from rank " + std::to_string(root) +
-                                               " in a world of " +
-                                               std::to_string(options_.world_size)));
+  for (auto s : {CheckDevice(tensor, Device::kCuda, "broadcast's tensor"),
+                 CheckRoot(root, options_.world_size)}) {
+    if (!s.ok()) return CompletedWork(s);
   }
+  auto type = NcclType(tensor.type);
+  if (!type.ok()) return CompletedWork(type.status());
   return Launch(Describe("broadcast", tensor), [&](cudaStream_t stream) {
     return ncclBroadcast(tensor.data, tensor.data, tensor.count, type.value(), root, comm_, stream);
   });
 }
 
 std::shared_ptr<Work> NcclCommunicator::AllGatherAsync(TensorView input, TensorView output) {
-  for (auto s :
-       {CheckCuda(input, "all_gather's input"), CheckCuda(output, "all_gather's output")}) {
-    if (!s.ok()) return Failed(s);
+  for (auto s : {CheckDevice(input, Device::kCuda, "all_gather's input"),
+                 CheckDevice(output, Device::kCuda, "all_gather's output"),
+                 CheckAllGather(input, output, options_.world_size)}) {
+    if (!s.ok()) return CompletedWork(s);
   }
   auto type = NcclType(input.type);
-  if (!type.ok()) return Failed(type.status());
-  if (input.type != output.type ||
-      output.count != input.count * static_cast<size_t>(options_.world_size)) {
-    return Failed(ddprun::InvalidArgumentError(
-        "all_gather's output must hold world_size x input.count elements of the input's type"));
-  }
+  if (!type.ok()) return CompletedWork(type.status());
   return Launch(Describe("all_gather", input), [&](cudaStream_t stream) {
     return ncclAllGather(input.data, output.data, input.count, type.value(), comm_, stream);
   });
@@ -257,18 +240,13 @@ std::shared_ptr<Work> NcclCommunicator::AllGatherAsync(TensorView input, TensorV
 
 std::shared_ptr<Work> NcclCommunicator::ReduceScatterAsync(TensorView input, TensorView output,
                                                            ReduceOp op) {
-  for (auto s :
-       {CheckCuda(input, "reduce_scatter's input"), CheckCuda(output, "reduce_scatter's output")}) {
-    if (!s.ok()) return Failed(s);
+  for (auto s : {CheckDevice(input, Device::kCuda, "reduce_scatter's input"),
+                 CheckDevice(output, Device::kCuda, "reduce_scatter's output"),
+                 CheckReduceScatter(input, output, options_.world_size)}) {
+    if (!s.ok()) return CompletedWork(s);
   }
   auto type = NcclType(input.type);
-  if (!type.ok()) return Failed(type.status());
-  if (input.type != output.type ||
-      input.count != output.count * static_cast<size_t>(options_.world_size)) {
-    return Failed(ddprun::InvalidArgumentError(
-        "reduce_scatter's input must hold world_size x output.count elements of the output's "
-        "type"));
-  }
+  if (!type.ok()) return CompletedWork(type.status());
   return Launch(Describe("reduce_scatter", input), [&](cudaStream_t stream) {
     return ncclReduceScatter(input.data, output.data, output.count, type.value(), NcclOp(op), comm_,
                              stream);

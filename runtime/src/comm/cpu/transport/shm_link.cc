@@ -56,6 +56,15 @@ void FutexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::mill
             0);
 }
 
+// Marks the ring closed and wakes whichever end sleeps on it: both ends fail at once.
+void CloseRing(ShmRing& ring) {
+  ring.closed.store(1, std::memory_order_release);
+  ring.written_seq.fetch_add(1, std::memory_order_release);
+  ring.read_seq.fetch_add(1, std::memory_order_release);
+  FutexWake(ring.written_seq);
+  FutexWake(ring.read_seq);
+}
+
 // A pidfd becomes readable when the process exits (even before it is reaped).
 bool PeerAlive(int pidfd) {
   if (pidfd < 0) return true;
@@ -146,14 +155,7 @@ ShmSendLink::~ShmSendLink() {
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
 }
 
-void ShmSendLink::Close() {
-  ShmRing& ring = segment_->ring();
-  ring.closed.store(1, std::memory_order_release);
-  ring.written_seq.fetch_add(1, std::memory_order_release);
-  ring.read_seq.fetch_add(1, std::memory_order_release);
-  FutexWake(ring.written_seq);
-  FutexWake(ring.read_seq);
-}
+void ShmSendLink::Close() { CloseRing(segment_->ring()); }
 
 ddprun::Status ShmSendLink::Send(const void* data, size_t bytes, Deadline deadline) {
   ShmRing& ring = segment_->ring();
@@ -193,14 +195,7 @@ ShmRecvLink::~ShmRecvLink() {
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
 }
 
-void ShmRecvLink::Close() {
-  ShmRing& ring = segment_->ring();
-  ring.closed.store(1, std::memory_order_release);
-  ring.written_seq.fetch_add(1, std::memory_order_release);
-  ring.read_seq.fetch_add(1, std::memory_order_release);
-  FutexWake(ring.written_seq);
-  FutexWake(ring.read_seq);
-}
+void ShmRecvLink::Close() { CloseRing(segment_->ring()); }
 
 ddprun::Status ShmRecvLink::AwaitSender(Deadline deadline) {
   ShmRing& ring = segment_->ring();

@@ -1,0 +1,23 @@
+// What every backend checks before it issues a collective: the shapes and the root. A bad
+// argument fails that one operation (INVALID_ARGUMENT, at once); it does not break the
+// communicator.
+#pragma once
+
+#include <memory>
+
+#include "ddp/tensor.h"
+#include "ddp/work.h"
+#include "ddprun/status.h"
+
+namespace ddp {
+
+// A Work that has already completed with `status`.
+std::shared_ptr<Work> CompletedWork(ddprun::Status status);
+
+ddprun::Status CheckDevice(const TensorView& tensor, Device expected, const char* what);
+ddprun::Status CheckRoot(int root, int world_size);
+ddprun::Status CheckAllGather(const TensorView& input, const TensorView& output, int world_size);
+ddprun::Status CheckReduceScatter(const TensorView& input, const TensorView& output,
+                                  int world_size);
+
+}  // namespace ddp
