@@ -26,3 +26,5 @@ echo "== rendezvous at scale (N simulated agents against one ddprund)"
 /usr/bin/python3 bench/rendezvous_scale.py 3
 echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
+echo "== all-reduce bandwidth (2 ranks: shared memory, TCP, gloo)"
+/usr/bin/python3 bench/allreduce.py 2
