@@ -165,22 +165,24 @@ void NcclCommunicator::Watchdog() {
     }
     ncclResult_t async_error = ncclSuccess;
     ncclCommGetAsyncError(comm_, &async_error);
+    const auto ran = in_flight_.empty()
+                         ? std::chrono::milliseconds(0)
+                         : std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - in_flight_.front().started);
     std::string failure;
     if (async_error != ncclSuccess && async_error != ncclInProgress) {
       failure =
           std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async_error);
-    } else if (!in_flight_.empty()) {
-      const auto ran = std::chrono::steady_clock::now() - in_flight_.front().started;
-      if (ran > options_.timeout) {
-        failure =
-            "timed out after " +
-            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(ran).count()) +
-            " ms (DDPRUN_TIMEOUT)";
-      }
+    } else if (!in_flight_.empty() && ran > options_.timeout) {
+      failure =
+          "timed out (DDPRUN_TIMEOUT is " + std::to_string(options_.timeout.count() / 1000) + " s)";
     }
     if (failure.empty()) continue;
-    const std::string what =
-        in_flight_.empty() ? std::string("the communicator") : in_flight_.front().description;
+    // The operation, its size, and how long it ran: what the worker's last words must say.
+    const std::string what = in_flight_.empty()
+                                 ? std::string("the communicator")
+                                 : in_flight_.front().description + " (running for " +
+                                       std::to_string(ran.count()) + " ms)";
     lock.unlock();
     Fail(what + " on rank " + std::to_string(options_.rank) + ": " + failure);
     lock.lock();
