@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -70,6 +71,20 @@ bool UsesShm(const Endpoint& a, const Endpoint& b) {
   return a.shm_name != "-" && b.shm_name != "-" && a.boot_id == b.boot_id;
 }
 
+// Waits until `fd` is readable or the deadline passes.
+ddprun::Status WaitReadable(int fd, Deadline deadline, const std::string& what) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() < 0) return ddprun::DeadlineExceededError("timed out waiting for " + what);
+    pollfd entry{fd, POLLIN, 0};
+    const int ready =
+        ::poll(&entry, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, 60'000)));
+    if (ready < 0 && errno != EINTR) return ddprun::ErrnoError("poll waiting for " + what, errno);
+    if (ready > 0) return ddprun::Status::Ok();
+  }
+}
+
 void SetNoDelay(int fd) {
   const int on = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
@@ -110,7 +125,7 @@ ddprun::Result<int> ConnectTo(const Endpoint& peer, int my_rank, const std::stri
 ddprun::Result<int> AcceptFrom(int listener, int expected_rank, const std::string& name,
                                Deadline deadline) {
   while (true) {
-    if (auto s = WaitForSocket(listener, POLLIN, deadline, name); !s.ok()) return s;
+    if (auto s = WaitReadable(listener, deadline, name); !s.ok()) return s;
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
