@@ -1,0 +1,64 @@
+// Optimizers over raw float32 parameter buffers, with PyTorch's update formulas (torch.optim.SGD,
+// Adam, AdamW, single-tensor implementations of torch 1.13). Each parameter is a buffer and its
+// gradient buffer of the same length, owned by the caller. State (momentum, moments, the step
+// count) is kept per parameter and can be saved and restored (checkpoints).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ddprun/status.h"
+
+namespace ddp {
+
+struct ParameterRef {
+  float* data = nullptr;
+  float* grad = nullptr;
+  size_t count = 0;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // One update of every parameter from its gradient.
+  virtual void Step() = 0;
+  // Sets every gradient to zero.
+  void ZeroGrad();
+
+  // The state as flat float vectors (and the step count), in a fixed order; Load takes what
+  // Save gave. INVALID_ARGUMENT when the shapes do not match this optimizer's parameters.
+  virtual std::vector<std::vector<float>> SaveState() const = 0;
+  virtual ddprun::Status LoadState(const std::vector<std::vector<float>>& state) = 0;
+  int64_t steps() const { return steps_; }
+
+ protected:
+  explicit Optimizer(std::vector<ParameterRef> parameters) : parameters_(std::move(parameters)) {}
+  std::vector<ParameterRef> parameters_;
+  int64_t steps_ = 0;
+};
+
+struct SgdOptions {
+  double lr = 0.01;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+  bool nesterov = false;
+};
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0;
+  bool decoupled_weight_decay = false;  // true: AdamW
+};
+
+std::unique_ptr<Optimizer> MakeSgd(std::vector<ParameterRef> parameters, SgdOptions options);
+std::unique_ptr<Optimizer> MakeAdam(std::vector<ParameterRef> parameters, AdamOptions options);
+// AdamW: Adam with decoupled weight decay (PyTorch's default weight_decay for AdamW is 0.01).
+std::unique_ptr<Optimizer> MakeAdamW(std::vector<ParameterRef> parameters, AdamOptions options);
+
+}  // namespace ddp
