@@ -1,0 +1,61 @@
+// Checkpoints of a training run: the model's parameters, the optimizer's state, the epoch, the
+// step, the sampler's position and the RNG state, in a versioned binary format with a checksum
+// over all of it. Rank 0 writes them (the caller decides who calls Save); every rank may load.
+//
+// Writing is atomic: a temporary file in the same directory, fsync, rename over the final name,
+// fsync of the directory; a crash leaves either the old set of checkpoints or the new one, never
+// a half-written file under a checkpoint's name. The newest `keep` are kept.
+//
+// Loading tries the newest first and verifies it (magic, version, length, checksum); a corrupt or
+// truncated file is never loaded: it is skipped, with the reason, for the next newest.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddprun/status.h"
+
+namespace ddp {
+
+struct TrainingState {
+  int64_t epoch = 0;
+  int64_t step = 0;              // optimizer steps taken in the whole run
+  int64_t sampler_position = 0;  // samples of this epoch already consumed, per rank
+  std::string rng_state;         // the data generator's state, as the trainer serialized it
+  std::vector<std::vector<float>> model;
+  std::vector<std::vector<float>> optimizer;
+};
+
+struct LoadedCheckpoint {
+  TrainingState state;
+  std::string path;
+  std::vector<std::string> skipped;  // newer files that were not valid: "<path>: <why>"
+};
+
+class CheckpointDirectory {
+ public:
+  // `directory` is created when missing. `keep` >= 1.
+  CheckpointDirectory(std::string directory, int keep);
+
+  // Writes the checkpoint of `state.step`, then removes all but the newest `keep`.
+  ddprun::Status Save(const TrainingState& state);
+  // The newest valid checkpoint, or nullopt when there is none. An error only when the directory
+  // cannot be read.
+  ddprun::Result<std::optional<LoadedCheckpoint>> LoadNewest() const;
+  // Checkpoint files, newest first.
+  std::vector<std::string> List() const;
+
+  const std::string& directory() const { return directory_; }
+
+ private:
+  std::string directory_;
+  int keep_;
+};
+
+// The checkpoint format (exposed for tests): Encode/Decode of one file's bytes.
+std::string EncodeCheckpoint(const TrainingState& state);
+ddprun::Result<TrainingState> DecodeCheckpoint(const std::string& bytes);
+
+}  // namespace ddp
