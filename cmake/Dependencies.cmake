@@ -38,3 +38,11 @@ if(DDPRUN_STATIC_GRPC)
 else()
   target_link_libraries(ddprun_grpc INTERFACE gRPC::grpc++ protobuf::libprotobuf)
 endif()
+
+# OpenBLAS (Debian's libopenblas-dev): the CPU matrix products of the runtime's layers.
+find_library(OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+find_path(CBLAS_INCLUDE_DIR NAMES cblas.h PATH_SUFFIXES x86_64-linux-gnu openblas REQUIRED)
+add_library(ddprun::blas UNKNOWN IMPORTED)
+set_target_properties(ddprun::blas PROPERTIES
+  IMPORTED_LOCATION "${OPENBLAS_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${CBLAS_INCLUDE_DIR}")

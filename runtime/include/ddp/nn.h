@@ -1,0 +1,119 @@
+// Layers for CPU training, enough for real MLPs: float32 matrices (a batch of rows), Linear,
+// ReLU, Sequential, and the MSE and cross-entropy losses. Forward and backward are explicit and
+// layer by layer; backward goes through the layers in reverse and announces each parameter's
+// gradient the moment it is computed (what DistributedDataParallel's reducer listens to).
+// Gradients accumulate (+=) until zeroed, as in PyTorch. Matrix products use OpenBLAS.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ddp::nn {
+
+// Row-major rows x cols.
+struct Matrix {
+  size_t rows = 0;
+  size_t cols = 0;
+  std::vector<float> data;
+
+  Matrix() = default;
+  Matrix(size_t r, size_t c, float fill = 0.0f) : rows(r), cols(c), data(r * c, fill) {}
+  float& at(size_t r, size_t c) { return data[r * cols + c]; }
+  float at(size_t r, size_t c) const { return data[r * cols + c]; }
+};
+
+// A trainable tensor and its gradient. The gradient normally lives in the parameter's own
+// storage; DistributedDataParallel points it into a bucket buffer instead (BindGradient), so that
+// the reducer all-reduces it in place with no copy.
+class Parameter {
+ public:
+  Parameter(std::string name, size_t count)
+      : name_(std::move(name)), value_(count), own_grad_(count), grad_(own_grad_.data()) {}
+  Parameter(const Parameter&) = delete;
+  Parameter& operator=(const Parameter&) = delete;
+
+  const std::string& name() const { return name_; }
+  size_t size() const { return value_.size(); }
+  float* value() { return value_.data(); }
+  const float* value() const { return value_.data(); }
+  float* grad() { return grad_; }
+  // Moves the gradient to `storage` (size() floats), keeping its current values.
+  void BindGradient(float* storage);
+
+ private:
+  std::string name_;
+  std::vector<float> value_;
+  std::vector<float> own_grad_;
+  float* grad_;
+};
+
+using GradientReady = std::function<void(Parameter&)>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual Matrix Forward(const Matrix& input) = 0;
+  // The gradient of the loss with respect to the last Forward's input, given the one with
+  // respect to its output. Calls `ready` for each parameter once its gradient is complete.
+  virtual Matrix Backward(const Matrix& grad_output, const GradientReady& ready) = 0;
+  // In definition order.
+  virtual std::vector<Parameter*> parameters() { return {}; }
+};
+
+// y = x W^T + b, W: out x in. Initialized as torch.nn.Linear: U(-1/sqrt(in), 1/sqrt(in)).
+class Linear final : public Module {
+ public:
+  Linear(size_t in, size_t out, std::mt19937& generator, const std::string& name = "linear");
+  Matrix Forward(const Matrix& input) override;
+  Matrix Backward(const Matrix& grad_output, const GradientReady& ready) override;
+  std::vector<Parameter*> parameters() override { return {&weight_, &bias_}; }
+  Parameter& weight() { return weight_; }
+  Parameter& bias() { return bias_; }
+
+ private:
+  size_t in_;
+  size_t out_;
+  Parameter weight_;
+  Parameter bias_;
+  Matrix input_;  // the last Forward's input, for Backward
+};
+
+class ReLU final : public Module {
+ public:
+  Matrix Forward(const Matrix& input) override;
+  Matrix Backward(const Matrix& grad_output, const GradientReady& ready) override;
+
+ private:
+  Matrix input_;
+};
+
+class Sequential final : public Module {
+ public:
+  Sequential& Add(std::unique_ptr<Module> module);
+  Matrix Forward(const Matrix& input) override;
+  Matrix Backward(const Matrix& grad_output, const GradientReady& ready) override;
+  std::vector<Parameter*> parameters() override;
+
+ private:
+  std::vector<std::unique_ptr<Module>> modules_;
+};
+
+struct Loss {
+  float value = 0;
+  Matrix grad;  // of the loss with respect to the prediction
+};
+
+// mean((prediction - target)^2) over every element.
+Loss MseLoss(const Matrix& prediction, const Matrix& target);
+// mean over the batch of -log softmax(logits)[target]; targets are class indices.
+Loss CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets);
+
+// A uniform float in [low, high) from `generator` (24 random bits), used by initializations.
+float Uniform(std::mt19937& generator, float low, float high);
+
+}  // namespace ddp::nn
