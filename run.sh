@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one entry point for building and running ddprun on a Debian 12 machine.
 #
-#   ./run.sh demo     install what is missing, build, run a 4-worker job under ddprun --standalone
+#   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, build, run the whole test suite
 #                     (plus a second build and run under AddressSanitizer + UBSan)
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)
@@ -60,8 +60,8 @@ case "${1:-}" in
   demo)
     deps
     build "$BUILD_DIR"
-    echo "run.sh: ddprun --standalone --nproc_per_node=4 $BUILD_DIR/examples/hello_store"
-    "$BUILD_DIR/launcher/ddprun" --standalone --nproc_per_node=4 "$BUILD_DIR/examples/hello_store"
+    echo "run.sh: ddprun --standalone --nproc_per_node=2 $BUILD_DIR/examples/train"
+    "$BUILD_DIR/launcher/ddprun" --standalone --nproc_per_node=2 "$BUILD_DIR/examples/train"
     ;;
   test)
     deps
