@@ -49,7 +49,7 @@ void PutTensors(std::string& out, const std::vector<std::vector<float>>& tensors
   Put<uint64_t>(out, tensors.size());
   for (const auto& t : tensors) {
     Put<uint64_t>(out, t.size());
-    out.append(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
+    if (!t.empty()) out.append(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
   }
 }
 
@@ -90,7 +90,7 @@ struct Reader {
         break;
       }
       std::vector<float> t(elements);
-      std::memcpy(t.data(), bytes.data() + at, elements * sizeof(float));
+      if (elements > 0) std::memcpy(t.data(), bytes.data() + at, elements * sizeof(float));
       at += elements * sizeof(float);
       tensors.push_back(std::move(t));
     }
