@@ -28,3 +28,5 @@ echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
 echo "== all-reduce bandwidth (2 ranks: shared memory, TCP, gloo)"
 /usr/bin/python3 bench/allreduce.py 2
+echo "== training throughput (ddprun's DDP beside PyTorch DDP, world 1 and 2)"
+/usr/bin/python3 bench/ddp_training.py

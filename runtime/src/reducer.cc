@@ -8,6 +8,7 @@ namespace ddp {
 Reducer::Reducer(Communicator& communicator, const std::vector<size_t>& gradient_sizes,
                  ReducerOptions options)
     : communicator_(communicator),
+      overlap_(options.overlap),
       locations_(gradient_sizes.size()),
       ready_(gradient_sizes.size()) {
   std::vector<ParameterSpec> specs;
@@ -33,7 +34,7 @@ void Reducer::MarkReady(size_t index) {
   if (!sync_ || ready_[index]) return;
   ready_[index] = true;
   --pending_[locations_[index].bucket];
-  LaunchReadyBuckets();
+  if (overlap_) LaunchReadyBuckets();
 }
 
 void Reducer::LaunchReadyBuckets() {
@@ -49,6 +50,7 @@ void Reducer::LaunchReadyBuckets() {
 
 ddprun::Status Reducer::Finish() {
   if (!sync_) return ddprun::Status::Ok();
+  LaunchReadyBuckets();  // without overlap, everything goes now
   ddprun::Status result;
   for (auto& work : works_) {
     if (auto s = work->Wait(); !s.ok() && result.ok()) result = s;

@@ -21,6 +21,9 @@ namespace ddp {
 struct ReducerOptions {
   size_t first_bucket_bytes = kDefaultFirstBucketBytes;
   size_t bucket_bytes = kDefaultBucketBytes;  // PyTorch's bucket_cap_mb x 2^20
+  // false: every all-reduce waits until backward has finished (Finish), for measuring what the
+  // overlap is worth.
+  bool overlap = true;
 };
 
 class Reducer {
@@ -52,6 +55,7 @@ class Reducer {
   void LaunchReadyBuckets();
 
   Communicator& communicator_;
+  const bool overlap_;
   std::vector<std::vector<size_t>> buckets_;
   std::vector<std::vector<float>> storage_;   // one buffer per bucket
   std::vector<Location> locations_;           // per gradient

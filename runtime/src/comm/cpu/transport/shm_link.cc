@@ -36,11 +36,12 @@ struct ShmRing {
 namespace {
 
 constexpr size_t kSegmentBytes = sizeof(ShmRing);
-// A receiver spins long: its data is usually microseconds away, and latency is what small
-// collectives pay. A sender waiting for room spins briefly: the receiver, which frees the room,
-// is busy reducing, and on a host with fewer cores than busy threads a spinning sender would
-// slow it down.
-constexpr int kReceiverSpins = 4000;
+// Both ends spin only briefly before they sleep on the futex: on a host with fewer cores than
+// busy threads, a spinning thread takes the core that the thread it waits for (the peer's, or
+// this process's own compute while DDP overlaps backward with communication) needs. A receiver
+// spins a little longer: its data is usually microseconds away, and small collectives pay
+// latency.
+constexpr int kReceiverSpins = 200;
 constexpr int kSenderSpins = 64;
 constexpr std::chrono::milliseconds kSleepSlice{50};
 

@@ -1,0 +1,83 @@
+// ddp-mlp-bench: the anchor's PyTorch DDP benchmark (../shared/anchors/ddp_mlp.py) written against
+// ddprun's runtime: the same MLP (IN 256 -> HIDDEN 1024 x (LAYERS - 1) -> 1, ReLU), the same
+// batch per rank (64), MSE, SGD lr 1e-3, 5 warm-up steps then STEPS timed steps between barriers.
+// Run under ddprun; rank 0 prints one line like the anchor's. Environment as the anchor's:
+// HIDDEN, LAYERS, BATCH, STEPS, IN, BUCKET_MB; and OVERLAP=0 to launch every all-reduce only after
+// backward.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "ddp/distributed_data_parallel.h"
+#include "ddp/process_group.h"
+
+namespace {
+
+size_t EnvOr(const char* name, size_t fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? static_cast<size_t>(std::atof(value)) : fallback;
+}
+
+}  // namespace
+
+int main() {
+  const size_t hidden = EnvOr("HIDDEN", 1024), layers = EnvOr("LAYERS", 4);
+  const size_t batch = EnvOr("BATCH", 64), steps = EnvOr("STEPS", 50), in = EnvOr("IN", 256);
+  const char* bucket_mb = std::getenv("BUCKET_MB");
+  const bool overlap = EnvOr("OVERLAP", 1) != 0;
+  auto group = ddp::ProcessGroup::FromEnv();
+  if (!group.ok()) {
+    std::fprintf(stderr, "ddp-mlp-bench: %s\n", group.status().message().c_str());
+    return 2;
+  }
+  std::mt19937 init(0);
+  ddp::nn::Sequential model;
+  model.Add(std::make_unique<ddp::nn::Linear>(in, hidden, init, "fc0"))
+      .Add(std::make_unique<ddp::nn::ReLU>());
+  for (size_t l = 0; l + 2 < layers; ++l) {
+    model.Add(std::make_unique<ddp::nn::Linear>(hidden, hidden, init, "fc" + std::to_string(l + 1)))
+        .Add(std::make_unique<ddp::nn::ReLU>());
+  }
+  model.Add(std::make_unique<ddp::nn::Linear>(hidden, 1, init, "out"));
+  ddp::ReducerOptions buckets;
+  if (bucket_mb != nullptr)
+    buckets.bucket_bytes = static_cast<size_t>(std::atof(bucket_mb) * (1 << 20));
+  buckets.overlap = overlap;
+  ddp::Communicator& comm = *group.value()->communicator().value();
+  auto ddp = ddp::DistributedDataParallel::Create(model, comm, buckets);
+  if (!ddp.ok()) {
+    std::fprintf(stderr, "ddp-mlp-bench: %s\n", ddp.status().message().c_str());
+    return 1;
+  }
+  auto sgd = ddp::MakeSgd(ddp.value()->optimizer_parameters(), {1e-3, 0, 0, 0, false});
+  std::mt19937 data(1);
+  ddp::nn::Matrix x(batch, in), y(batch, 1);
+  for (float& v : x.data) v = ddp::nn::Uniform(data, -1.7f, 1.7f);
+  for (float& v : y.data) v = ddp::nn::Uniform(data, -1.7f, 1.7f);
+  size_t parameters = 0;
+  for (auto* p : model.parameters()) parameters += p->size();
+  auto step = [&] {
+    sgd->ZeroGrad();
+    auto loss = ddp::nn::MseLoss(ddp.value()->Forward(x), y);
+    if (auto s = ddp.value()->Backward(loss.grad); !s.ok()) {
+      std::fprintf(stderr, "ddp-mlp-bench: %s\n", s.message().c_str());
+      std::exit(1);
+    }
+    sgd->Step();
+  };
+  for (int i = 0; i < 5; ++i) step();
+  (void)comm.Barrier();
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < steps; ++i) step();
+  (void)comm.Barrier();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (comm.rank() == 0) {
+    std::printf(
+        "ddp world=%d params=%zu batch/rank=%zu overlap=%d step_ms=%.2f samples_per_s=%.1f\n",
+        comm.world_size(), parameters, batch, overlap ? 1 : 0,
+        1000 * seconds / static_cast<double>(steps),
+        static_cast<double>(batch * static_cast<size_t>(comm.world_size()) * steps) / seconds);
+  }
+  return 0;
+}

@@ -1,0 +1,69 @@
+"""Training throughput: ddprun's DistributedDataParallel (ddp-mlp-bench) beside PyTorch DDP (the
+anchor's ddp_mlp.py under torchrun, gloo), same MLP, batch and optimizer, in the same run: samples/s
+at world size 1 and 2, and ddprun's step time with the all-reduce overlapping backward and not.
+Each configuration runs three times, interleaved with the others; the median is reported.
+
+Usage: /usr/bin/python3 bench/ddp_training.py
+"""
+import os
+import re
+import subprocess
+
+from common import ANCHORS, DDPRUN, ROOT, TORCHRUN, require
+
+BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bench", "ddp-mlp-bench")
+ANCHOR = os.path.join(ANCHORS, "ddp_mlp.py")
+
+
+def parse(output):
+    match = re.search(r"step_ms=([\d.]+) samples_per_s=([\d.]+)", output)
+    if not match:
+        raise SystemExit(f"bench: no result in {output!r}")
+    return float(match.group(1)), float(match.group(2))
+
+
+def ddp(world, overlap=True):
+    # One BLAS thread per rank, as the anchor runs PyTorch (OMP_NUM_THREADS=1).
+    env = dict(os.environ, OVERLAP="1" if overlap else "0", OMP_NUM_THREADS="1")
+    out = subprocess.run([DDPRUN, "--standalone", f"--nproc_per_node={world}", BENCH], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    print("   " + out.strip().split("]: ", 1)[-1])
+    return parse(out)
+
+
+def torch_ddp(world):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run(TORCHRUN + ["--standalone", f"--nproc_per_node={world}",
+                                     "--monitor_interval=0.1", ANCHOR], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    print("   " + out.strip())
+    return parse(out)
+
+
+def median(results):
+    """The run with the median samples/s (this machine is noisy)."""
+    return sorted(results, key=lambda r: r[1])[len(results) // 2]
+
+
+def main():
+    require(DDPRUN, "ddprun")
+    require(BENCH, "ddp-mlp-bench")
+    runs = 3
+    rows = []
+    for world in (1, 2):
+        mine, theirs = [], []
+        for _ in range(runs):  # interleaved, so that both see the same machine
+            mine.append(ddp(world))
+            theirs.append(torch_ddp(world))
+        rows.append((world, median(mine), median(theirs)))
+    no_overlap = median([ddp(2, overlap=False) for _ in range(runs)])
+    print(f"{'world':>5} {'ddp samples/s':>14} {'torch samples/s':>16} {'ratio':>6}")
+    for world, mine, theirs in rows:
+        print(f"{world:>5} {mine[1]:>14.1f} {theirs[1]:>16.1f} {mine[1] / theirs[1]:>6.2f}")
+    print(f"world 2 step time: overlap {rows[1][1][0]:.2f} ms, all-reduce after backward "
+          f"{no_overlap[0]:.2f} ms; target: world 2 >= 1.5x PyTorch "
+          f"({rows[1][1][1] / rows[1][2][1]:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
