@@ -56,3 +56,16 @@ TEST_CASE("killed with SIGKILL mid-training, restarted and resumed: the same bit
   CHECK(Fingerprint(killed.out) == Fingerprint(clean.out));
   CHECK(Fingerprint(clean.out) != "none");
 }
+
+TEST_CASE("the classifier example learns its classes on two ranks") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", CLASSIFY_EXAMPLE_BINARY,
+                            "--epochs", "2", "--samples", "4096", "--hidden", "128"}));
+  INFO(result.out << result.err);
+  REQUIRE(result.code() == 0);
+  float before = 0, after = 0;
+  for (const auto& line : RankLines(result.out, 0)) {
+    std::sscanf(line.c_str(), "held-out accuracy %f -> %f", &before, &after);
+  }
+  CHECK(before < 0.3f);  // chance is 0.1
+  CHECK(after > 0.8f);
+}
