@@ -135,7 +135,7 @@ TEST_CASE("when the job-wide budget is spent every node exits with the root caus
   }
 }
 
-TEST_CASE("a node whose agent is killed is dropped at once; the others go on") {
+TEST_CASE("a node whose agent is killed is dropped at once, the others go on") {
   Daemon daemon;
   std::vector<std::unique_ptr<ChildProcess>> agents;
   for (int i = 0; i < 3; ++i) {
@@ -187,7 +187,7 @@ TEST_CASE("SIGTERM to one agent: that node leaves and the others go on without i
   CHECK(Count(agents[0]->stderr_text(), "left") >= 1);
 }
 
-TEST_CASE("the agent on the endpoint's host serves the rendezvous; SIGTERM to it ends nothing") {
+TEST_CASE("the agent on the endpoint's host serves the rendezvous, SIGTERM to it ends nothing") {
   int port = 0;
   {
     auto probe = BoundSocket::Bind("127.0.0.1", 0);
@@ -245,7 +245,7 @@ TEST_CASE("the daemon restarted mid-job: workers keep running, agents re-registe
   for (auto& agent : agents) CHECK(Count(agent->stdout_text(), "]: ready ") == 1);
 }
 
-TEST_CASE("a wrong token is refused: the agent says so and exits; the daemon logs it") {
+TEST_CASE("a wrong token is refused: the agent says so and exits, the daemon logs it") {
   ScratchDir dir;
   WriteFile(dir / "token", "right-token\n");
   WriteFile(dir / "wrong", "wrong-token\n");

@@ -101,7 +101,7 @@ TEST_CASE("DDP on N ranks with batch B equals one process with batch N x B, for 
   }
 }
 
-TEST_CASE("no_sync accumulates locally; the next synced pass reduces the accumulated sum") {
+TEST_CASE("no_sync accumulates locally, the next synced pass reduces the accumulated sum") {
   TestStore store;
   auto results = RunRanks<std::vector<float>>(
       store, 2, "auto",

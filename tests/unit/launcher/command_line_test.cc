@@ -81,7 +81,7 @@ TEST_CASE("the flag --nproc_per_node=gpu with no GPU visible is an error that sa
   CHECK(ErrorOf({"--nproc_per_node=gpu", "/bin/true"}).find("no GPU") != std::string::npos);
 }
 
-TEST_CASE("the flag --nnodes is N or MIN:MAX; more than one node needs --rdzv_endpoint") {
+TEST_CASE("the flag --nnodes is N or MIN:MAX, more than one node needs --rdzv_endpoint") {
   CHECK(Parsed({"--nnodes=1", "/bin/true"}).max_nodes == 1);
   CHECK_FALSE(Parsed({"--nnodes=1:1", "/bin/true"}).multi_node);
   CHECK(ErrorOf({"--nnodes=2", "/bin/true"}).find("needs --rdzv_endpoint") != std::string::npos);
@@ -99,7 +99,7 @@ TEST_CASE("the flag --nnodes is N or MIN:MAX; more than one node needs --rdzv_en
   CHECK(Parsed({"--nnodes=2", "--rdzv_endpoint=h0", "/bin/true"}).rdzv_port == 29400);
 }
 
-TEST_CASE("the flag --rdzv_endpoint is HOST[:PORT]; others are refused with the reason") {
+TEST_CASE("the flag --rdzv_endpoint is HOST or HOST:PORT, others are refused with the reason") {
   for (const char* bad :
        {"--rdzv_endpoint=h0:", "--rdzv_endpoint=h0:0", "--rdzv_endpoint=h0:x",
         "--rdzv_endpoint=:29400", "--rdzv_endpoint=h0:70000", "--rdzv_endpoint=[::1]:29400"}) {

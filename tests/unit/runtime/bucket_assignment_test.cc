@@ -17,7 +17,7 @@ using Buckets = std::vector<std::vector<size_t>>;
 
 }  // namespace
 
-TEST_CASE("the last parameters fill a first bucket of 1 MiB; the rest fill buckets of 25 MiB") {
+TEST_CASE("the last parameters fill a first bucket of 1 MiB, the rest fill buckets of 25 MiB") {
   // Definition order p0..p4; taken in reverse: p4 closes the 1 MiB bucket alone, p3 (30 MiB)
   // crosses the cap and stays in its bucket, p2..p0 are left in an open bucket at the end.
   const std::vector<ParameterSpec> params = {Floats(kMiB / 2), Floats(kMiB * 6 / 10),

@@ -33,7 +33,7 @@ TEST_CASE("bfloat16 conversions round to nearest even") {
   CHECK(std::isnan(BFloat16ToFloat(FloatToBFloat16(std::nanf("")))));
 }
 
-TEST_CASE("reductions combine element by element; an average divides once at the end") {
+TEST_CASE("reductions combine element by element, an average divides once at the end") {
   float a[3] = {1, 5, -2};
   const float b[3] = {2, 3, 4};
   ReduceInto(DataType::kFloat32, ReduceOp::kMax, a, b, 3);
