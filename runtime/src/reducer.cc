@@ -40,24 +40,29 @@ void Reducer::MarkReady(size_t index) {
 void Reducer::LaunchReadyBuckets() {
   // Strictly in bucket order: every rank must issue the same all-reduces in the same order,
   // whatever order its gradients became ready in.
-  while (next_bucket_ < buckets_.size() && pending_[next_bucket_] == 0) {
-    std::vector<float>& buffer = storage_[next_bucket_];
-    works_.push_back(
-        communicator_.AllReduceAsync(CpuTensor(buffer.data(), buffer.size()), ReduceOp::kAvg));
-    ++next_bucket_;
-  }
+  while (next_bucket_ < buckets_.size() && pending_[next_bucket_] == 0) LaunchNextBucket();
+}
+
+void Reducer::LaunchNextBucket() {
+  std::vector<float>& buffer = storage_[next_bucket_];
+  works_.push_back(
+      communicator_.AllReduceAsync(CpuTensor(buffer.data(), buffer.size()), ReduceOp::kAvg));
+  ++next_bucket_;
 }
 
 ddprun::Status Reducer::Finish() {
   if (!sync_) return ddprun::Status::Ok();
   LaunchReadyBuckets();  // without overlap, everything goes now
-  ddprun::Status result;
-  for (auto& work : works_) {
-    if (auto s = work->Wait(); !s.ok() && result.ok()) result = s;
-  }
   std::vector<size_t> missing;
   for (size_t i = 0; i < ready_.size(); ++i) {
     if (!ready_[i]) missing.push_back(i);
+  }
+  // Every rank must issue every bucket's all-reduce, in order, even when this pass failed here:
+  // a rank that skipped one would pair its next all-reduce with another rank's different bucket.
+  while (next_bucket_ < buckets_.size()) LaunchNextBucket();
+  ddprun::Status result;
+  for (auto& work : works_) {
+    if (auto s = work->Wait(); !s.ok() && result.ok()) result = s;
   }
   // The next pass starts afresh.
   works_.clear();

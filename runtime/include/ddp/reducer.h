@@ -38,8 +38,9 @@ class Reducer {
   // Gradient `index` is complete for this backward pass. Launches the buckets that can go.
   void MarkReady(size_t index);
   // Waits for every bucket of this pass. FAILED_PRECONDITION naming the gradients that were
-  // never marked ready (parameters not used to compute the loss); the error of a failed
-  // all-reduce otherwise. Then the next pass may begin.
+  // never marked ready (parameters not used to compute the loss; every bucket is still reduced,
+  // so the ranks' all-reduces stay in step); the error of a failed all-reduce otherwise. Then the
+  // next pass may begin.
   ddprun::Status Finish();
 
   // With sync off (no_sync), MarkReady and Finish do nothing: gradients accumulate locally, and
@@ -53,6 +54,7 @@ class Reducer {
     size_t offset;  // in floats
   };
   void LaunchReadyBuckets();
+  void LaunchNextBucket();
 
   Communicator& communicator_;
   const bool overlap_;

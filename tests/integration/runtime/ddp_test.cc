@@ -148,18 +148,22 @@ TEST_CASE("no_sync accumulates locally, the next synced pass reduces the accumul
 
 namespace {
 
-// A module with two parameters whose backward gives a gradient to the first only.
+// A module with two parameters whose backward gives a gradient to the first only (or to both
+// when `use_both`).
 class HalfUsed final : public nn::Module {
  public:
-  HalfUsed() : used_("used", 4), unused_("unused", 4) {}
+  explicit HalfUsed(bool use_both = false)
+      : use_both_(use_both), used_("used", 4), unused_("unused", 4) {}
   nn::Matrix Forward(const nn::Matrix& input) override { return input; }
   nn::Matrix Backward(const nn::Matrix& grad, const nn::GradientReady& ready) override {
+    if (use_both_) ready(unused_);
     ready(used_);
     return grad;
   }
   std::vector<nn::Parameter*> parameters() override { return {&used_, &unused_}; }
 
  private:
+  bool use_both_;
   nn::Parameter used_;
   nn::Parameter unused_;
 };
@@ -179,6 +183,27 @@ TEST_CASE("a parameter that gets no gradient is a clear error, not a hang") {
   for (const auto& message : results) {
     CHECK(message.find("parameter indices [1] did not") != std::string::npos);
   }
+}
+
+TEST_CASE("when one rank misses a gradient, the ranks' all-reduces stay in step afterwards") {
+  TestStore store;
+  auto results = RunRanks<std::string>(
+      store, 2, "auto",
+      [](int rank, ProcessGroup& group) -> std::string {
+        HalfUsed model(/*use_both=*/rank == 0);
+        Communicator& comm = *group.communicator().value();
+        auto ddp = DistributedDataParallel::Create(model, comm, {1, 1});
+        const auto status = ddp.value()->Backward(nn::Matrix(1, 1));
+        // Whatever happened to that pass, the next collective pairs with the same one elsewhere.
+        float value = static_cast<float>(rank + 1);
+        if (auto s = comm.AllReduce(CpuTensor(&value, 1), ReduceOp::kSum); !s.ok()) {
+          return s.ToString();
+        }
+        return (status.ok() ? "ok " : "error ") + std::to_string(static_cast<int>(value));
+      },
+      [](const ddprun::Status& error) { return error.ToString(); });
+  CHECK(results[0] == "ok 3");
+  CHECK(results[1] == "error 3");
 }
 
 TEST_CASE("ranks whose models differ are told which parameter differs") {

@@ -54,7 +54,9 @@ CpuCommunicator::~CpuCommunicator() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (links_.from_prev) links_.from_prev->Close();  // a receive in progress returns at once
+  // A receive or a send in progress (a neighbour that is stuck) returns at once.
+  if (links_.from_prev) links_.from_prev->Close();
+  if (links_.to_next) links_.to_next->Close();
   loop_.join();
   sender_.reset();
 }

@@ -61,7 +61,10 @@ struct RingPass {
           }
           target += piece_bytes;
         };
-        if (auto s = ring.from_prev->Receive(segment, ring.deadline, consume); !s.ok()) return s;
+        if (auto s = ring.from_prev->Receive(segment, ring.deadline, consume); !s.ok()) {
+          ring.to_next->Abort(s);  // the sender must stop reading our buffers before we return
+          return s;
+        }
         if (finishing && op == ReduceOp::kAvg) {
           DivideInPlace(type, data + at, segment / element(), ring.world_size);
         }
@@ -137,7 +140,10 @@ ddprun::Status RingBroadcast(const RingContext& ring, void* data, size_t bytes, 
         std::memcpy(target, piece, piece_bytes);
         target += piece_bytes;
       };
-      if (auto s = ring.from_prev->Receive(segment, ring.deadline, consume); !s.ok()) return s;
+      if (auto s = ring.from_prev->Receive(segment, ring.deadline, consume); !s.ok()) {
+        ring.to_next->Abort(s);  // the sender must stop reading the tensor before we return
+        return s;
+      }
     }
     if (forwarding) ring.to_next->Post(base + at, segment, ring.deadline);
   }

@@ -31,6 +31,15 @@ ddprun::Status SendQueue::Flush() {
   return error_;
 }
 
+void SendQueue::Abort(const ddprun::Status& why) {
+  link_.Close();  // a send in progress stops at its next step
+  std::unique_lock lock(mu_);
+  if (error_.ok()) error_ = why;
+  pieces_.clear();
+  cv_.notify_all();
+  cv_.wait(lock, [this] { return !sending_ || stopping_; });
+}
+
 void SendQueue::Run() {
   std::unique_lock lock(mu_);
   while (true) {

@@ -22,6 +22,9 @@ class SendQueue {
   void Post(const void* data, size_t bytes, Deadline deadline);
   // Waits until every posted piece is sent. The first send error, if there was one.
   ddprun::Status Flush();
+  // After a failure: closes the link, drops what is queued, and returns once no send is in
+  // progress, so that the caller may free the memory of pieces it posted.
+  void Abort(const ddprun::Status& why);
 
  private:
   struct Piece {

@@ -47,11 +47,18 @@ ddprun::Result<Endpoint> Parse(const std::string& text, int rank) {
   return e;
 }
 
-// Ranks that see the same boot id run on one kernel: shared memory reaches them.
-std::string BootId() {
+// Ranks with the same identity share a kernel, an IPC namespace (so one /dev/shm) and a PID
+// namespace (so a peer's pid means the same process): shared memory reaches them. Containers on
+// one host share the boot id but not the namespaces.
+std::string HostIdentity() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;
   in >> id;
+  for (const char* ns : {"/proc/self/ns/ipc", "/proc/self/ns/pid"}) {
+    char link[64] = {};
+    const ssize_t n = ::readlink(ns, link, sizeof(link) - 1);
+    id += "/" + (n > 0 ? std::string(link, static_cast<size_t>(n)) : std::string("?"));
+  }
   return id.empty() ? "unknown" : id;
 }
 
@@ -159,7 +166,7 @@ ddprun::Result<RingLinks> ConnectRing(ddprun::StoreClient& store, const RingLink
   }
   if (auto s = listener->Listen(); !s.ok()) return s;
 
-  Endpoint me{options.host, listener->port(), BootId(), ::getpid(), "-"};
+  Endpoint me{options.host, listener->port(), HostIdentity(), ::getpid(), "-"};
   std::shared_ptr<ShmSegment> incoming;
   if (options.transport == TransportChoice::kAuto) {
     auto created = ShmSegment::Create("/ddprun-" + std::to_string(::getpid()) + "-" +

@@ -165,6 +165,9 @@ ddprun::Status ShmSendLink::Send(const void* data, size_t bytes, Deadline deadli
   uint64_t done = 0;
   uint64_t written = ring.written.load(std::memory_order_relaxed);
   while (done < total) {
+    if (ring.closed.load(std::memory_order_acquire)) {  // closed by either end: stop at once
+      return ddprun::UnavailableError("the shared-memory link to " + peer_ + " was closed");
+    }
     uint64_t room = 0;
     auto has_room = [&] {
       room = ShmRing::kCapacity - (written - ring.read.load(std::memory_order_acquire));

@@ -28,6 +28,9 @@ ddprun::Status TcpConnection::Complete(boost::system::error_code* result, Deadli
   io_.restart();
   io_.run_until(deadline);
   if (*result == boost::asio::error::would_block) {  // the deadline passed first
+    // Shut down, not only cancel: a composed read or write may have a step queued that a cancel
+    // would not reach, and the link is unusable after a failure anyway.
+    Shutdown();
     socket_.cancel();
     io_.restart();
     io_.run();  // the cancelled handler runs, so nothing refers to `result` any more
