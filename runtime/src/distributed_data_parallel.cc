@@ -1,8 +1,6 @@
 // DistributedDataParallel; see distributed_data_parallel.h.
 #include "ddp/distributed_data_parallel.h"
 
-#include <map>
-
 namespace ddp {
 namespace {
 
@@ -69,12 +67,12 @@ ddprun::Result<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel
 DistributedDataParallel::DistributedDataParallel(nn::Module& module,
                                                  std::vector<nn::Parameter*> parameters,
                                                  std::unique_ptr<Reducer> reducer)
-    : module_(module), parameters_(std::move(parameters)), reducer_(std::move(reducer)) {}
+    : module_(module), parameters_(std::move(parameters)), reducer_(std::move(reducer)) {
+  for (size_t i = 0; i < parameters_.size(); ++i) index_[parameters_[i]] = i;
+}
 
 ddprun::Status DistributedDataParallel::Backward(const nn::Matrix& grad_output) {
-  std::map<const nn::Parameter*, size_t> index;
-  for (size_t i = 0; i < parameters_.size(); ++i) index[parameters_[i]] = i;
-  module_.Backward(grad_output, [&](nn::Parameter& p) { reducer_->MarkReady(index.at(&p)); });
+  module_.Backward(grad_output, [&](nn::Parameter& p) { reducer_->MarkReady(index_.at(&p)); });
   return reducer_->Finish();
 }
 

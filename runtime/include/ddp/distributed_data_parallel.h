@@ -5,6 +5,7 @@
 // the average of all ranks' gradients.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -51,6 +52,7 @@ class DistributedDataParallel {
 
   nn::Module& module_;
   std::vector<nn::Parameter*> parameters_;
+  std::map<const nn::Parameter*, size_t> index_;  // into parameters_ (and the reducer's gradients)
   std::unique_ptr<Reducer> reducer_;
 };
 

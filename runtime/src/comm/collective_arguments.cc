@@ -1,9 +1,22 @@
 // Argument checks of the collectives; see collective_arguments.h.
 #include "comm/collective_arguments.h"
 
+#include <cstdio>
 #include <string>
 
 namespace ddp {
+
+std::string DescribeCollective(const char* name, const TensorView& tensor) {
+  char size[32];
+  const double bytes = static_cast<double>(tensor.bytes());
+  if (bytes >= 1 << 20) {
+    std::snprintf(size, sizeof(size), "%.1f MiB", bytes / (1 << 20));
+  } else {
+    std::snprintf(size, sizeof(size), "%.1f KiB", bytes / 1024);
+  }
+  return std::string(name) + " of " + std::to_string(tensor.count) + " " + NameOf(tensor.type) +
+         " (" + size + ")";
+}
 
 std::shared_ptr<Work> CompletedWork(ddprun::Status status) {
   auto work = std::make_shared<Work>();

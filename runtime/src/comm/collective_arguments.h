@@ -4,12 +4,16 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "ddp/tensor.h"
 #include "ddp/work.h"
 #include "ddprun/status.h"
 
 namespace ddp {
+
+// "all_reduce of 1024 float32 (4.0 KiB)": how errors name an operation.
+std::string DescribeCollective(const char* name, const TensorView& tensor);
 
 // A Work that has already completed with `status`.
 std::shared_ptr<Work> CompletedWork(ddprun::Status status);

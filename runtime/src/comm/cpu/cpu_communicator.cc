@@ -9,22 +9,6 @@
 #include "ring.h"
 
 namespace ddp::cpu {
-namespace {
-
-std::string Describe(const char* name, const TensorView& t) {
-  char size[32];
-  const double bytes = static_cast<double>(t.bytes());
-  if (bytes >= 1 << 20) {
-    std::snprintf(size, sizeof(size), "%.1f MiB", bytes / (1 << 20));
-  } else {
-    std::snprintf(size, sizeof(size), "%.1f KiB", bytes / 1024);
-  }
-  return std::string(name) + " of " + std::to_string(t.count) + " " + NameOf(t.type) + " (" + size +
-         ")";
-}
-
-}  // namespace
-
 ddprun::Result<std::unique_ptr<CpuCommunicator>> CpuCommunicator::Connect(
     ddprun::StoreClient& store, const CpuCommunicatorOptions& options) {
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
@@ -135,7 +119,7 @@ std::shared_ptr<Work> CpuCommunicator::AllReduceAsync(TensorView tensor, ReduceO
   if (auto s = CheckDevice(tensor, Device::kCpu, "all_reduce's tensor"); !s.ok()) {
     return CompletedWork(s);
   }
-  return Enqueue(Describe("all_reduce", tensor), [tensor, op](const RingContext& ring) {
+  return Enqueue(DescribeCollective("all_reduce", tensor), [tensor, op](const RingContext& ring) {
     return RingAllReduce(ring, tensor.data, tensor.count, tensor.type, op);
   });
 }
@@ -145,7 +129,7 @@ std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int roo
        {CheckDevice(tensor, Device::kCpu, "broadcast's tensor"), CheckRoot(root, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
   }
-  return Enqueue(Describe("broadcast", tensor), [tensor, root](const RingContext& ring) {
+  return Enqueue(DescribeCollective("broadcast", tensor), [tensor, root](const RingContext& ring) {
     return RingBroadcast(ring, tensor.data, tensor.bytes(), root);
   });
 }
@@ -156,7 +140,7 @@ std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorVi
                  CheckAllGather(input, output, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
   }
-  return Enqueue(Describe("all_gather", input), [input, output](const RingContext& ring) {
+  return Enqueue(DescribeCollective("all_gather", input), [input, output](const RingContext& ring) {
     auto* own =
         static_cast<std::byte*>(output.data) + static_cast<size_t>(ring.rank) * input.bytes();
     if (input.bytes() > 0 && own != input.data) std::memmove(own, input.data, input.bytes());
@@ -171,7 +155,8 @@ std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, Tens
                  CheckReduceScatter(input, output, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
   }
-  return Enqueue(Describe("reduce_scatter", input), [input, output, op](const RingContext& ring) {
+  return Enqueue(DescribeCollective("reduce_scatter", input), [input, output,
+                                                               op](const RingContext& ring) {
     // The input is left as it was: the ring works on a copy.
     std::vector<std::byte> scratch(input.bytes());
     if (!scratch.empty()) std::memcpy(scratch.data(), input.data, scratch.size());

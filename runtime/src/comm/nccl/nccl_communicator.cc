@@ -53,11 +53,6 @@ ncclRedOp_t NcclOp(ReduceOp op) {
   return ncclSum;
 }
 
-std::string Describe(const char* name, const TensorView& t) {
-  return std::string(name) + " of " + std::to_string(t.count) + " " + NameOf(t.type) + " (" +
-         std::to_string(t.bytes()) + " bytes)";
-}
-
 }  // namespace
 
 ddprun::Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Connect(
@@ -209,7 +204,7 @@ std::shared_ptr<Work> NcclCommunicator::AllReduceAsync(TensorView tensor, Reduce
   }
   auto type = NcclType(tensor.type);
   if (!type.ok()) return CompletedWork(type.status());
-  return Launch(Describe("all_reduce", tensor), [&](cudaStream_t stream) {
+  return Launch(DescribeCollective("all_reduce", tensor), [&](cudaStream_t stream) {
     return ncclAllReduce(tensor.data, tensor.data, tensor.count, type.value(), NcclOp(op), comm_,
                          stream);
   });
@@ -222,7 +217,7 @@ std::shared_ptr<Work> NcclCommunicator::BroadcastAsync(TensorView tensor, int ro
   }
   auto type = NcclType(tensor.type);
   if (!type.ok()) return CompletedWork(type.status());
-  return Launch(Describe("broadcast", tensor), [&](cudaStream_t stream) {
+  return Launch(DescribeCollective("broadcast", tensor), [&](cudaStream_t stream) {
     return ncclBroadcast(tensor.data, tensor.data, tensor.count, type.value(), root, comm_, stream);
   });
 }
@@ -235,7 +230,7 @@ std::shared_ptr<Work> NcclCommunicator::AllGatherAsync(TensorView input, TensorV
   }
   auto type = NcclType(input.type);
   if (!type.ok()) return CompletedWork(type.status());
-  return Launch(Describe("all_gather", input), [&](cudaStream_t stream) {
+  return Launch(DescribeCollective("all_gather", input), [&](cudaStream_t stream) {
     return ncclAllGather(input.data, output.data, input.count, type.value(), comm_, stream);
   });
 }
@@ -249,7 +244,7 @@ std::shared_ptr<Work> NcclCommunicator::ReduceScatterAsync(TensorView input, Ten
   }
   auto type = NcclType(input.type);
   if (!type.ok()) return CompletedWork(type.status());
-  return Launch(Describe("reduce_scatter", input), [&](cudaStream_t stream) {
+  return Launch(DescribeCollective("reduce_scatter", input), [&](cudaStream_t stream) {
     return ncclReduceScatter(input.data, output.data, output.count, type.value(), NcclOp(op), comm_,
                              stream);
   });
