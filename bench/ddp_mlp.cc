@@ -2,11 +2,12 @@
 // ddprun's runtime: the same MLP (IN 256 -> HIDDEN 1024 x (LAYERS - 1) -> 1, ReLU), the same
 // batch per rank (64), MSE, SGD lr 1e-3, 5 warm-up steps then STEPS timed steps between barriers.
 // Run under ddprun; rank 0 prints one line like the anchor's. Environment as the anchor's:
-// HIDDEN, LAYERS, BATCH, STEPS, IN, BUCKET_MB; and OVERLAP=0 to launch every all-reduce only after
-// backward.
+// HIDDEN, LAYERS, BATCH, STEPS, IN, BUCKET_MB; OVERLAP=0 to launch every all-reduce only after
+// backward; DEVICE=cuda to train on the GPU (cuBLAS, NCCL), one per rank (LOCAL_RANK).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "ddp/distributed_data_parallel.h"
 #include "ddp/process_group.h"
@@ -25,6 +26,10 @@ int main() {
   const size_t batch = EnvOr("BATCH", 64), steps = EnvOr("STEPS", 50), in = EnvOr("IN", 256);
   const char* bucket_mb = std::getenv("BUCKET_MB");
   const bool overlap = EnvOr("OVERLAP", 1) != 0;
+  const char* device_name = std::getenv("DEVICE");
+  const ddp::Device device = device_name != nullptr && std::string(device_name) == "cuda"
+                                 ? ddp::Device::kCuda
+                                 : ddp::Device::kCpu;
   auto group = ddp::ProcessGroup::FromEnv();
   if (!group.ok()) {
     std::fprintf(stderr, "ddp-mlp-bench: %s\n", group.status().message().c_str());
@@ -43,8 +48,16 @@ int main() {
   if (bucket_mb != nullptr)
     buckets.bucket_bytes = static_cast<size_t>(std::atof(bucket_mb) * (1 << 20));
   buckets.overlap = overlap;
+  // Barriers on the CPU: they also time the GPU's work, once a parameter read below has waited
+  // for it.
   ddp::Communicator& comm = *group.value()->communicator().value();
-  auto ddp = ddp::DistributedDataParallel::Create(model, comm, buckets);
+  auto reducing = group.value()->communicator(device);
+  if (!reducing.ok()) {
+    std::fprintf(stderr, "ddp-mlp-bench: %s\n", reducing.status().message().c_str());
+    return 1;
+  }
+  model.To(device);
+  auto ddp = ddp::DistributedDataParallel::Create(model, *reducing.value(), buckets);
   if (!ddp.ok()) {
     std::fprintf(stderr, "ddp-mlp-bench: %s\n", ddp.status().message().c_str());
     return 1;
@@ -54,6 +67,10 @@ int main() {
   ddp::nn::Matrix x(batch, in), y(batch, 1);
   for (float& v : x.data) v = ddp::nn::Uniform(data, -1.7f, 1.7f);
   for (float& v : y.data) v = ddp::nn::Uniform(data, -1.7f, 1.7f);
+  x = x.To(device);
+  y = y.To(device);
+  // Waits for every step queued on the GPU (a read on the default stream); nothing on the CPU.
+  auto finish_queued_work = [&] { (void)model.parameters().back()->ValueOnHost(); };
   size_t parameters = 0;
   for (auto* p : model.parameters()) parameters += p->size();
   auto step = [&] {
@@ -66,17 +83,20 @@ int main() {
     sgd->Step();
   };
   for (int i = 0; i < 5; ++i) step();
+  finish_queued_work();
   (void)comm.Barrier();
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < steps; ++i) step();
+  finish_queued_work();
   (void)comm.Barrier();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (comm.rank() == 0) {
     std::printf(
-        "ddp world=%d params=%zu batch/rank=%zu overlap=%d step_ms=%.2f samples_per_s=%.1f\n",
-        comm.world_size(), parameters, batch, overlap ? 1 : 0,
-        1000 * seconds / static_cast<double>(steps),
+        "ddp world=%d device=%s params=%zu batch/rank=%zu overlap=%d step_ms=%.2f "
+        "samples_per_s=%.1f\n",
+        comm.world_size(), device == ddp::Device::kCuda ? "cuda" : "cpu", parameters, batch,
+        overlap ? 1 : 0, 1000 * seconds / static_cast<double>(steps),
         static_cast<double>(batch * static_cast<size_t>(comm.world_size()) * steps) / seconds);
   }
   return 0;

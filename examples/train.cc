@@ -1,8 +1,9 @@
-// examples/train: the seeds' model trained data-parallel under ddprun, on CPU.
+// examples/train: the seeds' model trained data-parallel under ddprun, on the CPU (or on one GPU
+// per rank with --device cuda: cuBLAS, the runtime's kernels, NCCL).
 //
 //   ddprun --standalone --nproc_per_node=2 build/examples/train [--epochs N] [--samples N]
 //       [--batch-size B] [--lr LR] [--checkpoint-dir DIR] [--checkpoint-every STEPS]
-//       [--kill-at-step STEP]
+//       [--kill-at-step STEP] [--device cpu|cuda]
 //
 // Linear(10, 50) -> ReLU -> Linear(50, 1), MSE loss, Adam (lr 1e-3), on a synthetic regression
 // set: y = sum_i w_i x_i + 0.5 sin(3 x_0) with fixed weights, x uniform in [-1, 1). Each rank reads
@@ -44,14 +45,16 @@ void Sample(size_t index, float* x, float* y) {
 float Evaluate(ddp::nn::Module& model, size_t first, size_t count) {
   ddp::nn::Matrix x(count, kFeatures), y(count, 1);
   for (size_t r = 0; r < count; ++r) Sample(first + r, &x.data[r * kFeatures], &y.data[r]);
-  return ddp::nn::MseLoss(model.Forward(x), y).value;
+  const ddp::Device device = model.parameters().front()->device();
+  return ddp::nn::MseLoss(model.Forward(x.To(device)), y.To(device)).value;
 }
 
 uint64_t Fingerprint(ddp::nn::Module& model) {
   uint64_t hash = 1469598103934665603ull;
   for (auto* p : model.parameters()) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(p->value());
-    for (size_t i = 0; i < p->size() * sizeof(float); ++i)
+    const std::vector<float> values = p->ValueOnHost();
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+    for (size_t i = 0; i < values.size() * sizeof(float); ++i)
       hash = (hash ^ bytes[i]) * 1099511628211ull;
   }
   return hash;
@@ -68,6 +71,7 @@ int main(int argc, char** argv) {
   size_t samples = 8192;
   double lr = 1e-3;
   int64_t kill_at = -1;
+  ddp::Device device = ddp::Device::kCpu;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -93,6 +97,9 @@ int main(int argc, char** argv) {
       kill_at = static_cast<int64_t>(number());
     else if (flag == "--checkpoint-dir" && value != nullptr)
       options.checkpoint_dir = argv[++i];
+    else if (flag == "--device" && value != nullptr &&
+             (std::strcmp(value, "cpu") == 0 || std::strcmp(value, "cuda") == 0))
+      device = std::strcmp(argv[++i], "cuda") == 0 ? ddp::Device::kCuda : ddp::Device::kCpu;
     else {
       std::fprintf(stderr, "train: unknown argument '%s' (see the comment in examples/train.cc)\n",
                    flag.c_str());
@@ -114,6 +121,14 @@ int main(int argc, char** argv) {
   model.Add(std::make_unique<ddp::nn::Linear>(kFeatures, 50, init, "fc1"))
       .Add(std::make_unique<ddp::nn::ReLU>())
       .Add(std::make_unique<ddp::nn::Linear>(50, 1, init, "fc2"));
+  if (device == ddp::Device::kCuda) {
+    // NCCL's communicator picks this rank's GPU (its local rank); the model goes there.
+    if (auto comm = group.value()->communicator(device); !comm.ok()) {
+      std::fprintf(stderr, "train: %s\n", comm.status().message().c_str());
+      return 1;
+    }
+    model.To(device);
+  }
 
   const int rank = group.value()->rank();
   const float before = Evaluate(model, samples, 1024);  // held out: indices past the training set

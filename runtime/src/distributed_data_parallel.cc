@@ -1,18 +1,55 @@
 // DistributedDataParallel; see distributed_data_parallel.h.
 #include "ddp/distributed_data_parallel.h"
 
+#include "ops/cuda/cuda_ops.h"
+
 namespace ddp {
 namespace {
 
-// Every rank's parameter sizes must be rank 0's: gathered, then compared in the same way on
-// every rank, so that every rank reports the same first mismatch.
-ddprun::Status VerifyShapes(Communicator& comm, const std::vector<nn::Parameter*>& parameters) {
-  const auto world = static_cast<size_t>(comm.world_size());
-  int64_t count = static_cast<int64_t>(parameters.size());
-  std::vector<int64_t> counts(world);
-  if (auto s = comm.AllGather(CpuTensor(&count, 1), CpuTensor(counts.data(), world)); !s.ok()) {
+// A view of `count` floats at `data` on `device` (the current CUDA device, for kCuda).
+template <typename T>
+TensorView ViewOn(Device device, T* data, size_t count) {
+  TensorView view = CpuTensor(data, count);
+  view.device = device;
+  view.device_index = device == Device::kCuda ? cuda::CurrentDevice() : 0;
+  return view;
+}
+
+// Every rank's `values`, rank after rank, gathered through memory on `device` (NCCL takes only
+// device memory).
+ddprun::Result<std::vector<int64_t>> AllGatherOn(Communicator& comm, Device device,
+                                                 const std::vector<int64_t>& values) {
+  DeviceArray<int64_t> input = DeviceArray<int64_t>(values).To(device);
+  DeviceArray<int64_t> output(values.size() * static_cast<size_t>(comm.world_size()), 0, device);
+  if (auto s = comm.AllGather(ViewOn(device, input.data(), input.size()),
+                              ViewOn(device, output.data(), output.size()));
+      !s.ok()) {
     return s;
   }
+  return output.ToHost();
+}
+
+// The one device every parameter is on. INVALID_ARGUMENT when they are spread over several.
+ddprun::Result<Device> ParameterDevice(const std::vector<nn::Parameter*>& parameters) {
+  const Device device = parameters.empty() ? Device::kCpu : parameters[0]->device();
+  for (auto* p : parameters) {
+    if (p->device() != device) {
+      return ddprun::InvalidArgumentError("DistributedDataParallel: parameter " + p->name() +
+                                          " is on another device than " + parameters[0]->name() +
+                                          "; move the whole module with Module::To(device)");
+    }
+  }
+  return device;
+}
+
+// Every rank's parameter sizes must be rank 0's: gathered, then compared in the same way on
+// every rank, so that every rank reports the same first mismatch.
+ddprun::Status VerifyShapes(Communicator& comm, Device device,
+                            const std::vector<nn::Parameter*>& parameters) {
+  const auto world = static_cast<size_t>(comm.world_size());
+  auto gathered_counts = AllGatherOn(comm, device, {static_cast<int64_t>(parameters.size())});
+  if (!gathered_counts.ok()) return gathered_counts.status();
+  const std::vector<int64_t>& counts = gathered_counts.value();
   for (size_t r = 1; r < world; ++r) {
     if (counts[r] != counts[0]) {
       return ddprun::InvalidArgumentError("DistributedDataParallel: rank 0 has " +
@@ -23,12 +60,9 @@ ddprun::Status VerifyShapes(Communicator& comm, const std::vector<nn::Parameter*
   }
   std::vector<int64_t> sizes;
   for (auto* p : parameters) sizes.push_back(static_cast<int64_t>(p->size()));
-  std::vector<int64_t> all(sizes.size() * world);
-  if (auto s =
-          comm.AllGather(CpuTensor(sizes.data(), sizes.size()), CpuTensor(all.data(), all.size()));
-      !s.ok()) {
-    return s;
-  }
+  auto gathered_sizes = AllGatherOn(comm, device, sizes);
+  if (!gathered_sizes.ok()) return gathered_sizes.status();
+  const std::vector<int64_t>& all = gathered_sizes.value();
   for (size_t i = 0; i < sizes.size(); ++i) {
     for (size_t r = 1; r < world; ++r) {
       if (all[r * sizes.size() + i] != all[i]) {
@@ -48,11 +82,17 @@ ddprun::Status VerifyShapes(Communicator& comm, const std::vector<nn::Parameter*
 ddprun::Result<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel::Create(
     nn::Module& module, Communicator& communicator, ReducerOptions options) {
   auto parameters = module.parameters();
-  if (auto s = VerifyShapes(communicator, parameters); !s.ok()) return s;
+  auto device = ParameterDevice(parameters);
+  if (!device.ok()) return device.status();
+  if (auto s = VerifyShapes(communicator, device.value(), parameters); !s.ok()) return s;
   // Every replica starts from rank 0's parameters.
   for (auto* p : parameters) {
-    if (auto s = communicator.Broadcast(CpuTensor(p->value(), p->size()), 0); !s.ok()) return s;
+    if (auto s = communicator.Broadcast(ViewOn(device.value(), p->value(), p->size()), 0);
+        !s.ok()) {
+      return s;
+    }
   }
+  options.device = device.value();
   std::vector<size_t> sizes;
   for (auto* p : parameters) sizes.push_back(p->size());
   auto reducer = std::make_unique<Reducer>(communicator, sizes, options);
@@ -78,7 +118,7 @@ ddprun::Status DistributedDataParallel::Backward(const nn::Matrix& grad_output) 
 
 std::vector<ParameterRef> DistributedDataParallel::optimizer_parameters() {
   std::vector<ParameterRef> refs;
-  for (auto* p : parameters_) refs.push_back({p->value(), p->grad(), p->size()});
+  for (auto* p : parameters_) refs.push_back({p->value(), p->grad(), p->size(), p->device()});
   return refs;
 }
 

@@ -1,19 +1,44 @@
-// Layers and losses; see nn.h.
+// Layers and losses; see nn.h. The arithmetic is in ops/ (CPU or CUDA, by the data's device).
 #include "ddp/nn.h"
 
-#include <cblas.h>
-
-#include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <stdexcept>
+
+#include "ops/ops.h"
 
 namespace ddp::nn {
+namespace {
+
+void RequireSameDevice(Device expected, Device actual, const std::string& what) {
+  if (expected != actual) {
+    throw std::invalid_argument(
+        what + " is on " + (actual == Device::kCuda ? "CUDA" : "the CPU") +
+        " but the module's parameters are not: move one of them (Matrix::To, "
+        "Module::To)");
+  }
+}
+
+}  // namespace
+
+Matrix Matrix::To(Device device) const {
+  Matrix copy;
+  copy.rows = rows;
+  copy.cols = cols;
+  copy.data = data.To(device);
+  return copy;
+}
+
+void Parameter::To(Device device) {
+  if (device == value_.device()) return;
+  value_ = value_.To(device);
+  own_grad_ = own_grad_.To(device);
+  grad_ = own_grad_.data();
+}
 
 void Parameter::BindGradient(float* storage) {
-  std::memmove(storage, grad_, size() * sizeof(float));
+  device_memory::Copy(storage, device(), grad_, device(), size() * sizeof(float));
   grad_ = storage;
-  own_grad_.clear();
-  own_grad_.shrink_to_fit();
+  own_grad_ = FloatArray();
 }
 
 float Uniform(std::mt19937& generator, float low, float high) {
@@ -30,53 +55,48 @@ Linear::Linear(size_t in, size_t out, std::mt19937& generator, const std::string
 }
 
 Matrix Linear::Forward(const Matrix& input) {
+  const Device device = weight_.device();
+  RequireSameDevice(device, input.device(), "Linear's input");
   input_ = input;
-  Matrix output(input.rows, out_);
-  for (size_t r = 0; r < input.rows; ++r) {
-    std::memcpy(&output.data[r * out_], bias_.value(), out_ * sizeof(float));
-  }
+  Matrix output(input.rows, out_, 0.0f, device);
+  ops::FillRows(device, output.data.data(), bias_.value(), input.rows, out_);
   // output = input (rows x in) * W^T (in x out) + output
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(input.rows),
-              static_cast<int>(out_), static_cast<int>(in_), 1.0f, input.data.data(),
-              static_cast<int>(in_), weight_.value(), static_cast<int>(in_), 1.0f,
-              output.data.data(), static_cast<int>(out_));
+  ops::Gemm(device, false, true, static_cast<int>(input.rows), static_cast<int>(out_),
+            static_cast<int>(in_), 1.0f, input.data.data(), static_cast<int>(in_), weight_.value(),
+            static_cast<int>(in_), 1.0f, output.data.data(), static_cast<int>(out_));
   return output;
 }
 
 Matrix Linear::Backward(const Matrix& grad_output, const GradientReady& ready) {
+  const Device device = weight_.device();
   const int rows = static_cast<int>(grad_output.rows);
   // dW += dY^T (out x rows) * X (rows x in)
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(out_),
-              static_cast<int>(in_), rows, 1.0f, grad_output.data.data(), static_cast<int>(out_),
-              input_.data.data(), static_cast<int>(in_), 1.0f, weight_.grad(),
-              static_cast<int>(in_));
+  ops::Gemm(device, true, false, static_cast<int>(out_), static_cast<int>(in_), rows, 1.0f,
+            grad_output.data.data(), static_cast<int>(out_), input_.data.data(),
+            static_cast<int>(in_), 1.0f, weight_.grad(), static_cast<int>(in_));
   ready(weight_);
   // db += column sums of dY
-  for (size_t r = 0; r < grad_output.rows; ++r) {
-    for (size_t c = 0; c < out_; ++c) bias_.grad()[c] += grad_output.at(r, c);
-  }
+  ops::AccumulateColumnSums(device, bias_.grad(), grad_output.data.data(), grad_output.rows, out_);
   ready(bias_);
   // dX = dY (rows x out) * W (out x in)
-  Matrix grad_input(grad_output.rows, in_);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, static_cast<int>(in_),
-              static_cast<int>(out_), 1.0f, grad_output.data.data(), static_cast<int>(out_),
-              weight_.value(), static_cast<int>(in_), 0.0f, grad_input.data.data(),
-              static_cast<int>(in_));
+  Matrix grad_input(grad_output.rows, in_, 0.0f, device);
+  ops::Gemm(device, false, false, rows, static_cast<int>(in_), static_cast<int>(out_), 1.0f,
+            grad_output.data.data(), static_cast<int>(out_), weight_.value(), static_cast<int>(in_),
+            0.0f, grad_input.data.data(), static_cast<int>(in_));
   return grad_input;
 }
 
 Matrix ReLU::Forward(const Matrix& input) {
   input_ = input;
-  Matrix output = input;
-  for (float& v : output.data) v = std::max(v, 0.0f);
+  Matrix output(input.rows, input.cols, 0.0f, input.device());
+  ops::Relu(input.device(), output.data.data(), input.data.data(), input.data.size());
   return output;
 }
 
 Matrix ReLU::Backward(const Matrix& grad_output, const GradientReady&) {
-  Matrix grad_input = grad_output;
-  for (size_t i = 0; i < grad_input.data.size(); ++i) {
-    if (input_.data[i] <= 0.0f) grad_input.data[i] = 0.0f;
-  }
+  Matrix grad_input(grad_output.rows, grad_output.cols, 0.0f, grad_output.device());
+  ops::ReluBackward(grad_output.device(), grad_input.data.data(), grad_output.data.data(),
+                    input_.data.data(), grad_input.data.size());
   return grad_input;
 }
 
@@ -107,38 +127,29 @@ std::vector<Parameter*> Sequential::parameters() {
 }
 
 Loss MseLoss(const Matrix& prediction, const Matrix& target) {
+  RequireSameDevice(prediction.device(), target.device(), "MseLoss's target");
   Loss loss;
-  loss.grad = Matrix(prediction.rows, prediction.cols);
-  const auto n = static_cast<float>(prediction.data.size());
-  double sum = 0;
-  for (size_t i = 0; i < prediction.data.size(); ++i) {
-    const float d = prediction.data[i] - target.data[i];
-    sum += static_cast<double>(d) * d;
-    loss.grad.data[i] = 2.0f * d / n;
-  }
-  loss.value = static_cast<float>(sum / n);
+  loss.grad = Matrix(prediction.rows, prediction.cols, 0.0f, prediction.device());
+  loss.value = ops::MseLoss(prediction.device(), prediction.data.data(), target.data.data(),
+                            loss.grad.data.data(), prediction.data.size());
   return loss;
 }
 
 Loss CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets) {
-  Loss loss;
-  loss.grad = Matrix(logits.rows, logits.cols);
-  const auto batch = static_cast<float>(logits.rows);
-  double sum = 0;
-  for (size_t r = 0; r < logits.rows; ++r) {
-    const float* row = &logits.data[r * logits.cols];
-    const float top = *std::max_element(row, row + logits.cols);
-    double denominator = 0;
-    for (size_t c = 0; c < logits.cols; ++c) denominator += std::exp(row[c] - top);
-    const double log_denominator = std::log(denominator) + top;
-    sum += log_denominator - row[targets[r]];
-    for (size_t c = 0; c < logits.cols; ++c) {
-      const double p = std::exp(row[c] - log_denominator);
-      loss.grad.at(r, c) =
-          static_cast<float>((p - (static_cast<int64_t>(c) == targets[r] ? 1.0 : 0.0)) / batch);
+  if (targets.size() != logits.rows) {
+    throw std::invalid_argument("CrossEntropyLoss: " + std::to_string(targets.size()) +
+                                " targets for " + std::to_string(logits.rows) + " rows of logits");
+  }
+  for (int64_t t : targets) {
+    if (t < 0 || static_cast<size_t>(t) >= logits.cols) {
+      throw std::invalid_argument("CrossEntropyLoss: target class " + std::to_string(t) +
+                                  " is outside [0, " + std::to_string(logits.cols) + ")");
     }
   }
-  loss.value = static_cast<float>(sum / batch);
+  Loss loss;
+  loss.grad = Matrix(logits.rows, logits.cols, 0.0f, logits.device());
+  loss.value = ops::CrossEntropyLoss(logits.device(), logits.data.data(), targets.data(),
+                                     loss.grad.data.data(), logits.rows, logits.cols);
   return loss;
 }
 

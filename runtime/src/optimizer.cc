@@ -1,17 +1,24 @@
-// Optimizers; see optimizer.h. Comments give PyTorch's formula each loop implements.
+// Optimizers; see optimizer.h. The element-wise updates (PyTorch's formulas) are in ops/.
 #include "ddp/optimizer.h"
 
-#include <algorithm>
 #include <cmath>
+
+#include "ops/ops.h"
 
 namespace ddp {
 namespace {
 
-// One flat vector per parameter, the size of the parameter.
-std::vector<std::vector<float>> ZerosLike(const std::vector<ParameterRef>& parameters) {
-  std::vector<std::vector<float>> state;
-  for (const auto& p : parameters) state.emplace_back(p.count, 0.0f);
+using State = std::vector<FloatArray>;
+
+// One array per parameter, the size of the parameter, on its device.
+State ZerosLike(const std::vector<ParameterRef>& parameters) {
+  State state;
+  for (const auto& p : parameters) state.emplace_back(p.count, 0.0f, p.device);
   return state;
+}
+
+void Restore(FloatArray& array, const std::vector<float>& values) {
+  array.CopyFromHost(values.data());
 }
 
 ddprun::Status CheckShapes(const std::vector<ParameterRef>& parameters,
@@ -38,42 +45,32 @@ class Sgd final : public Optimizer {
       : Optimizer(std::move(parameters)), options_(options), momentum_(ZerosLike(parameters_)) {}
 
   void Step() override {
-    const float lr = static_cast<float>(options_.lr);
-    const float wd = static_cast<float>(options_.weight_decay);
-    const float mu = static_cast<float>(options_.momentum);
-    const float damp = static_cast<float>(1 - options_.dampening);
     for (size_t k = 0; k < parameters_.size(); ++k) {
       const ParameterRef& p = parameters_[k];
-      float* buf = momentum_[k].data();
-      for (size_t i = 0; i < p.count; ++i) {
-        float d = p.grad[i];
-        if (wd != 0) d += wd * p.data[i];  // d_p = d_p + wd * p
-        if (mu != 0) {
-          // buf = d_p at the first step, else buf = mu * buf + (1 - dampening) * d_p
-          buf[i] = steps_ == 0 ? d : mu * buf[i] + damp * d;
-          d = options_.nesterov ? d + mu * buf[i] : buf[i];
-        }
-        p.data[i] -= lr * d;  // p = p - lr * d_p
-      }
+      ops::SgdUpdate(p.device, p.data, p.grad, momentum_[k].data(), p.count,
+                     static_cast<float>(options_.lr), static_cast<float>(options_.weight_decay),
+                     static_cast<float>(options_.momentum),
+                     static_cast<float>(1 - options_.dampening), options_.nesterov, steps_ == 0);
     }
     ++steps_;
   }
 
   std::vector<std::vector<float>> SaveState() const override {
-    auto state = momentum_;
+    std::vector<std::vector<float>> state;
+    for (const auto& buffer : momentum_) state.push_back(buffer.ToHost());
     state.push_back({static_cast<float>(steps_)});
     return state;
   }
   ddprun::Status LoadState(const std::vector<std::vector<float>>& state) override {
     if (auto s = CheckShapes(parameters_, state, 1); !s.ok()) return s;
-    momentum_.assign(state.begin(), state.end() - 1);
+    for (size_t k = 0; k < parameters_.size(); ++k) Restore(momentum_[k], state[k]);
     steps_ = static_cast<int64_t>(state.back().empty() ? 0 : state.back()[0]);
     return ddprun::Status::Ok();
   }
 
  private:
   SgdOptions options_;
-  std::vector<std::vector<float>> momentum_;
+  State momentum_;
 };
 
 class Adam final : public Optimizer {
@@ -98,29 +95,17 @@ class Adam final : public Optimizer {
     const float decay = static_cast<float>(1 - options_.lr * options_.weight_decay);
     for (size_t k = 0; k < parameters_.size(); ++k) {
       const ParameterRef& p = parameters_[k];
-      float* m = exp_avg_[k].data();
-      float* v = exp_avg_sq_[k].data();
-      for (size_t i = 0; i < p.count; ++i) {
-        float g = p.grad[i];
-        if (options_.decoupled_weight_decay) {
-          p.data[i] *= decay;  // AdamW: p = p * (1 - lr * wd)
-        } else if (wd != 0) {
-          g += wd * p.data[i];  // Adam: grad = grad + wd * p
-        }
-        m[i] = beta1 * m[i] + (1 - beta1) * g;      // exp_avg
-        v[i] = beta2 * v[i] + (1 - beta2) * g * g;  // exp_avg_sq
-        const float denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
-        p.data[i] -=
-            step_size * m[i] / denom;  // p = p - lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)
-      }
+      ops::AdamUpdate(p.device, p.data, p.grad, exp_avg_[k].data(), exp_avg_sq_[k].data(), p.count,
+                      beta1, beta2, wd, step_size, bias_correction2_sqrt, eps, decay,
+                      options_.decoupled_weight_decay);
     }
   }
 
   std::vector<std::vector<float>> SaveState() const override {
     std::vector<std::vector<float>> state;
     for (size_t k = 0; k < parameters_.size(); ++k) {
-      state.push_back(exp_avg_[k]);
-      state.push_back(exp_avg_sq_[k]);
+      state.push_back(exp_avg_[k].ToHost());
+      state.push_back(exp_avg_sq_[k].ToHost());
     }
     state.push_back({static_cast<float>(steps_)});
     return state;
@@ -128,8 +113,8 @@ class Adam final : public Optimizer {
   ddprun::Status LoadState(const std::vector<std::vector<float>>& state) override {
     if (auto s = CheckShapes(parameters_, state, 2); !s.ok()) return s;
     for (size_t k = 0; k < parameters_.size(); ++k) {
-      exp_avg_[k] = state[2 * k];
-      exp_avg_sq_[k] = state[2 * k + 1];
+      Restore(exp_avg_[k], state[2 * k]);
+      Restore(exp_avg_sq_[k], state[2 * k + 1]);
     }
     steps_ = static_cast<int64_t>(state.back().empty() ? 0 : state.back()[0]);
     return ddprun::Status::Ok();
@@ -137,14 +122,14 @@ class Adam final : public Optimizer {
 
  private:
   AdamOptions options_;
-  std::vector<std::vector<float>> exp_avg_;
-  std::vector<std::vector<float>> exp_avg_sq_;
+  State exp_avg_;
+  State exp_avg_sq_;
 };
 
 }  // namespace
 
 void Optimizer::ZeroGrad() {
-  for (const auto& p : parameters_) std::fill(p.grad, p.grad + p.count, 0.0f);
+  for (const auto& p : parameters_) device_memory::Zero(p.grad, p.count * sizeof(float), p.device);
 }
 
 std::unique_ptr<Optimizer> MakeSgd(std::vector<ParameterRef> parameters, SgdOptions options) {

@@ -3,16 +3,22 @@
 
 #include <algorithm>
 
+#include "ops/cuda/cuda_ops.h"
+
 namespace ddp {
 
 Reducer::Reducer(Communicator& communicator, const std::vector<size_t>& gradient_sizes,
                  ReducerOptions options)
     : communicator_(communicator),
       overlap_(options.overlap),
+      device_(options.device),
+      device_index_(options.device == Device::kCuda ? cuda::CurrentDevice() : 0),
       locations_(gradient_sizes.size()),
       ready_(gradient_sizes.size()) {
   std::vector<ParameterSpec> specs;
-  for (size_t count : gradient_sizes) specs.push_back({count, DataType::kFloat32, Device::kCpu, 0});
+  for (size_t count : gradient_sizes) {
+    specs.push_back({count, DataType::kFloat32, device_, device_index_});
+  }
   buckets_ = AssignBuckets(specs, options.first_bucket_bytes, options.bucket_bytes);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     size_t offset = 0;
@@ -20,7 +26,7 @@ Reducer::Reducer(Communicator& communicator, const std::vector<size_t>& gradient
       locations_[index] = {b, offset};
       offset += gradient_sizes[index];
     }
-    storage_.emplace_back(offset, 0.0f);
+    storage_.emplace_back(offset, 0.0f, device_);
     pending_.push_back(buckets_[b].size());
   }
 }
@@ -44,9 +50,9 @@ void Reducer::LaunchReadyBuckets() {
 }
 
 void Reducer::LaunchNextBucket() {
-  std::vector<float>& buffer = storage_[next_bucket_];
-  works_.push_back(
-      communicator_.AllReduceAsync(CpuTensor(buffer.data(), buffer.size()), ReduceOp::kAvg));
+  FloatArray& buffer = storage_[next_bucket_];
+  const TensorView bucket{buffer.data(), buffer.size(), DataType::kFloat32, device_, device_index_};
+  works_.push_back(communicator_.AllReduceAsync(bucket, ReduceOp::kAvg));
   ++next_bucket_;
 }
 

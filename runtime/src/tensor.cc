@@ -1,7 +1,11 @@
 // Data types and reductions; see tensor.h.
 #include "ddp/tensor.h"
 
+#include "ops/cuda/cuda_ops.h"
+
 namespace ddp {
+
+int CudaDeviceCount() { return cuda::DeviceCount(); }
 
 size_t SizeOf(DataType type) {
   switch (type) {

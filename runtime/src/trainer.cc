@@ -8,7 +8,8 @@ namespace ddp {
 namespace {
 
 // Rank 0 loads the newest valid checkpoint and every rank receives it: model, optimizer state,
-// position. Returns the checkpoint's step, or -1 when there is none.
+// position. Goes through host memory and the CPU communicator `comm`, wherever the model lives.
+// Returns the checkpoint's step, or -1 when there is none.
 ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::Module& model,
                                Optimizer& optimizer, TrainingState& position) {
   int64_t header[3] = {-1, 0, 0};  // step, epoch, sampler position
@@ -30,6 +31,8 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
   if (header[0] < 0) return int64_t{-1};
   auto parameters = model.parameters();
   auto state = optimizer.SaveState();  // the right shapes, filled on rank 0 from the file
+  std::vector<std::vector<float>> values;
+  for (auto* p : parameters) values.push_back(p->ValueOnHost());
   if (comm.rank() == 0) {
     if (loaded->state.model.size() != parameters.size()) {
       return ddprun::InvalidArgumentError("checkpoint " + loaded->path +
@@ -40,16 +43,18 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
         return ddprun::InvalidArgumentError("checkpoint " + loaded->path +
                                             " is of a different model");
       }
-      std::copy(loaded->state.model[i].begin(), loaded->state.model[i].end(),
-                parameters[i]->value());
     }
+    values = loaded->state.model;
     state = loaded->state.optimizer;
     if (auto s = optimizer.LoadState(state); !s.ok()) return s;
     std::fprintf(stderr, "ddp: resuming from %s (step %lld)\n", loaded->path.c_str(),
                  static_cast<long long>(header[0]));
   }
-  for (auto* p : parameters) {
-    if (auto s = comm.Broadcast(CpuTensor(p->value(), p->size()), 0); !s.ok()) return s;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (auto s = comm.Broadcast(CpuTensor(values[i].data(), values[i].size()), 0); !s.ok()) {
+      return s;
+    }
+    parameters[i]->SetValueFromHost(values[i].data());
   }
   for (auto& buffer : state) {
     if (auto s = comm.Broadcast(CpuTensor(buffer.data(), buffer.size()), 0); !s.ok()) return s;
@@ -69,7 +74,7 @@ TrainingState Snapshot(nn::Module& model, const Optimizer& optimizer, int64_t ep
   state.epoch = epoch;
   state.step = step;
   state.sampler_position = position;
-  for (auto* p : model.parameters()) state.model.emplace_back(p->value(), p->value() + p->size());
+  for (auto* p : model.parameters()) state.model.push_back(p->ValueOnHost());
   state.optimizer = optimizer.SaveState();
   return state;
 }
@@ -80,13 +85,18 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
                                      const LossFunction& loss_function,
                                      const OptimizerFactory& make_optimizer,
                                      const TrainerOptions& options) {
-  auto comm = group.communicator();
+  // Gradients are reduced where the model lives; checkpoints travel through the CPU.
+  const auto parameters = model.parameters();
+  const Device device = parameters.empty() ? Device::kCpu : parameters[0]->device();
+  auto comm = group.communicator(device);
   if (!comm.ok()) return comm.status();
+  auto host_comm = group.communicator(Device::kCpu);
+  if (!host_comm.ok()) return host_comm.status();
   auto ddp = DistributedDataParallel::Create(model, *comm.value(), options.buckets);
   if (!ddp.ok()) return ddp.status();
   auto optimizer = make_optimizer(ddp.value()->optimizer_parameters());
   TrainingState position;
-  auto resumed = Resume(*comm.value(), options.checkpoint_dir, model, *optimizer, position);
+  auto resumed = Resume(*host_comm.value(), options.checkpoint_dir, model, *optimizer, position);
   if (!resumed.ok()) return resumed.status();
 
   auto sampler = DistributedSampler::Create(
@@ -115,6 +125,10 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
                                 indices.begin() + static_cast<std::ptrdiff_t>(end));
       nn::Matrix inputs, targets;
       data.load(batch, inputs, targets);
+      if (device != Device::kCpu) {
+        inputs = inputs.To(device);
+        targets = targets.To(device);
+      }
       optimizer->ZeroGrad();
       nn::Loss loss = loss_function(ddp.value()->Forward(inputs), targets);
       if (auto s = ddp.value()->Backward(loss.grad); !s.ok()) return s;

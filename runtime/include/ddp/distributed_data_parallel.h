@@ -3,6 +3,10 @@
 // naming the first mismatch otherwise) and copies rank 0's parameters to every rank; backward
 // reduces gradients in buckets while it runs (Reducer), so that after Backward every rank holds
 // the average of all ranks' gradients.
+//
+// The module may be on the CPU (with the CPU communicator) or on a CUDA device (moved there with
+// Module::To before wrapping, with the NCCL communicator: ProcessGroup::communicator(kCuda)); the
+// buckets live where the parameters are.
 #pragma once
 
 #include <map>
@@ -19,7 +23,8 @@ namespace ddp {
 class DistributedDataParallel {
  public:
   // Every rank at once. `module` must outlive the result. INVALID_ARGUMENT naming the first
-  // parameter whose shape differs between ranks.
+  // parameter whose shape differs between ranks, or parameters spread over several devices.
+  // options.device is taken from the parameters.
   static ddprun::Result<std::unique_ptr<DistributedDataParallel>> Create(
       nn::Module& module, Communicator& communicator, ReducerOptions options = {});
 

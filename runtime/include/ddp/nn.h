@@ -1,8 +1,12 @@
-// Layers for CPU training, enough for real MLPs: float32 matrices (a batch of rows), Linear,
-// ReLU, Sequential, and the MSE and cross-entropy losses. Forward and backward are explicit and
-// layer by layer; backward goes through the layers in reverse and announces each parameter's
-// gradient the moment it is computed (what DistributedDataParallel's reducer listens to).
-// Gradients accumulate (+=) until zeroed, as in PyTorch. Matrix products use OpenBLAS.
+// Layers for training real MLPs on the CPU or a CUDA GPU: float32 matrices (a batch of rows),
+// Linear, ReLU, Sequential, and the MSE and cross-entropy losses. Forward and backward are
+// explicit and layer by layer; backward goes through the layers in reverse and announces each
+// parameter's gradient the moment it is computed (what DistributedDataParallel's reducer listens
+// to). Gradients accumulate (+=) until zeroed, as in PyTorch. Matrix products use OpenBLAS on the
+// CPU and cuBLAS on the GPU, where layers run on the legacy default stream.
+//
+// A module computes on the device its parameters are on (Module::To moves them, as PyTorch's
+// model.to(device)); its inputs must be there too (Matrix::To).
 #pragma once
 
 #include <cstddef>
@@ -13,16 +17,23 @@
 #include <string>
 #include <vector>
 
+#include "ddp/device_array.h"
+
 namespace ddp::nn {
 
-// Row-major rows x cols.
+// Row-major rows x cols, on the CPU or a CUDA device.
 struct Matrix {
   size_t rows = 0;
   size_t cols = 0;
-  std::vector<float> data;
+  FloatArray data;
 
   Matrix() = default;
-  Matrix(size_t r, size_t c, float fill = 0.0f) : rows(r), cols(c), data(r * c, fill) {}
+  Matrix(size_t r, size_t c, float fill = 0.0f, Device device = Device::kCpu)
+      : rows(r), cols(c), data(r * c, fill, device) {}
+  Device device() const { return data.device(); }
+  // A copy on `device`.
+  Matrix To(Device device) const;
+  // CPU matrices only.
   float& at(size_t r, size_t c) { return data[r * cols + c]; }
   float at(size_t r, size_t c) const { return data[r * cols + c]; }
 };
@@ -32,6 +43,7 @@ struct Matrix {
 // the reducer all-reduces it in place with no copy.
 class Parameter {
  public:
+  // `count` zeros on the CPU.
   Parameter(std::string name, size_t count)
       : name_(std::move(name)), value_(count), own_grad_(count), grad_(own_grad_.data()) {}
   Parameter(const Parameter&) = delete;
@@ -42,13 +54,19 @@ class Parameter {
   float* value() { return value_.data(); }
   const float* value() const { return value_.data(); }
   float* grad() { return grad_; }
-  // Moves the gradient to `storage` (size() floats), keeping its current values.
+  Device device() const { return value_.device(); }
+  // Moves the value and the gradient to `device`. Not after BindGradient.
+  void To(Device device);
+  // Moves the gradient to `storage` (size() floats on device()), keeping its current values.
   void BindGradient(float* storage);
+  // The value as a CPU vector, and overwriting it from one (size() floats), on any device.
+  std::vector<float> ValueOnHost() const { return value_.ToHost(); }
+  void SetValueFromHost(const float* values) { value_.CopyFromHost(values); }
 
  private:
   std::string name_;
-  std::vector<float> value_;
-  std::vector<float> own_grad_;
+  FloatArray value_;
+  FloatArray own_grad_;
   float* grad_;
 };
 
@@ -63,6 +81,11 @@ class Module {
   virtual Matrix Backward(const Matrix& grad_output, const GradientReady& ready) = 0;
   // In definition order.
   virtual std::vector<Parameter*> parameters() { return {}; }
+  // Moves every parameter to `device`, as PyTorch's module.to(device). Before
+  // DistributedDataParallel wraps the module.
+  void To(Device device) {
+    for (Parameter* p : parameters()) p->To(device);
+  }
 };
 
 // y = x W^T + b, W: out x in. Initialized as torch.nn.Linear: U(-1/sqrt(in), 1/sqrt(in)).
@@ -108,9 +131,9 @@ struct Loss {
   Matrix grad;  // of the loss with respect to the prediction
 };
 
-// mean((prediction - target)^2) over every element.
+// mean((prediction - target)^2) over every element. Both on the same device; so is the gradient.
 Loss MseLoss(const Matrix& prediction, const Matrix& target);
-// mean over the batch of -log softmax(logits)[target]; targets are class indices.
+// mean over the batch of -log softmax(logits)[target]; targets are class indices, on the host.
 Loss CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets);
 
 // A uniform float in [low, high) from `generator` (24 random bits), used by initializations.

@@ -1,7 +1,8 @@
 // Optimizers over raw float32 parameter buffers, with PyTorch's update formulas (torch.optim.SGD,
 // Adam, AdamW, single-tensor implementations of torch 1.13). Each parameter is a buffer and its
-// gradient buffer of the same length, owned by the caller. State (momentum, moments, the step
-// count) is kept per parameter and can be saved and restored (checkpoints).
+// gradient buffer of the same length, owned by the caller, on the CPU or a CUDA device (updates
+// then run as kernels on the legacy default stream). State (momentum, moments, the step count) is
+// kept per parameter, on the parameter's device, and can be saved and restored (checkpoints).
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "ddp/device_array.h"
 #include "ddprun/status.h"
 
 namespace ddp {
@@ -17,6 +19,7 @@ struct ParameterRef {
   float* data = nullptr;
   float* grad = nullptr;
   size_t count = 0;
+  Device device = Device::kCpu;  // where data and grad are
 };
 
 class Optimizer {
@@ -27,8 +30,9 @@ class Optimizer {
   // Sets every gradient to zero.
   void ZeroGrad();
 
-  // The state as flat float vectors (and the step count), in a fixed order; Load takes what
-  // Save gave. INVALID_ARGUMENT when the shapes do not match this optimizer's parameters.
+  // The state as flat float vectors on the host (and the step count), in a fixed order; Load
+  // takes what Save gave. INVALID_ARGUMENT when the shapes do not match this optimizer's
+  // parameters.
   virtual std::vector<std::vector<float>> SaveState() const = 0;
   virtual ddprun::Status LoadState(const std::vector<std::vector<float>>& state) = 0;
   int64_t steps() const { return steps_; }

@@ -53,7 +53,9 @@ class ProcessGroup {
   ddprun::StoreClient& store() { return *store_; }
 
   // The communicator for tensors on `device`: the CPU ring, or NCCL for CUDA (created on first
-  // use, by every rank). FAILED_PRECONDITION when no backend serves that device here.
+  // use, by every rank, on the GPU numbered by the local rank, which becomes the calling thread's
+  // current device: arrays made afterwards land there). FAILED_PRECONDITION when no backend
+  // serves that device here.
   ddprun::Result<Communicator*> communicator(Device device = Device::kCpu);
 
  private:

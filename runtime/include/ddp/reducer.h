@@ -7,6 +7,10 @@
 // strictly in bucket order on every rank, while backward goes on; Finish waits only for what is
 // still in flight. Buckets are assigned as PyTorch does (bucket_assignment.h).
 //
+// On a GPU (ReducerOptions::device, with the NCCL communicator) the buckets live in device memory
+// and their all-reduces run on NCCL's own stream, ordered after the gradients' kernels by events;
+// Finish orders the default stream after them, so the optimizer's kernels see the averages.
+//
 // Not thread-safe: one thread runs backward, MarkReady and Finish.
 #pragma once
 
@@ -15,6 +19,7 @@
 
 #include "ddp/bucket_assignment.h"
 #include "ddp/communicator.h"
+#include "ddp/device_array.h"
 
 namespace ddp {
 
@@ -24,6 +29,7 @@ struct ReducerOptions {
   // false: every all-reduce waits until backward has finished (Finish), for measuring what the
   // overlap is worth.
   bool overlap = true;
+  Device device = Device::kCpu;  // where the gradients (the bucket buffers) live
 };
 
 class Reducer {
@@ -58,8 +64,10 @@ class Reducer {
 
   Communicator& communicator_;
   const bool overlap_;
+  const Device device_;
+  const int device_index_;  // the CUDA device, for TensorViews
   std::vector<std::vector<size_t>> buckets_;
-  std::vector<std::vector<float>> storage_;   // one buffer per bucket
+  std::vector<FloatArray> storage_;           // one buffer per bucket
   std::vector<Location> locations_;           // per gradient
   std::vector<size_t> pending_;               // per bucket: gradients not yet ready
   std::vector<bool> ready_;                   // per gradient

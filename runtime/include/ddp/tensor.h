@@ -12,6 +12,9 @@ enum class DataType { kFloat32, kFloat64, kInt32, kInt64, kFloat16, kBFloat16 };
 enum class ReduceOp { kSum, kAvg, kMin, kMax };
 enum class Device { kCpu, kCuda };
 
+// How many CUDA devices this process sees: 0 in a build without CUDA, or with no GPU. Never fails.
+int CudaDeviceCount();
+
 // Bytes of one element.
 size_t SizeOf(DataType type);
 const char* NameOf(DataType type);  // "float32", ...

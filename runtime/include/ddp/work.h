@@ -14,11 +14,18 @@ namespace ddp {
 class Work {
  public:
   static constexpr std::chrono::milliseconds kForever = std::chrono::milliseconds::max();
+  virtual ~Work() = default;
 
   // Blocks until the operation has completed, then returns its result: OK, or the error that
   // failed it (a peer gone, a timeout, a broken communicator). DEADLINE_EXCEEDED if `timeout`
   // passes first; the operation itself goes on.
-  ddprun::Status Wait(std::chrono::milliseconds timeout = kForever);
+  //
+  // Collectives on CUDA tensors (NCCL) do as PyTorch's work.wait() does there: the host does not
+  // block; the legacy default stream (where layers, copies and optimizers run) is made to wait
+  // for the operation, so everything issued on it afterwards sees the result. The result is the
+  // error if the operation has already failed, OK otherwise; a later failure ends the worker
+  // (the communicator's watchdog).
+  virtual ddprun::Status Wait(std::chrono::milliseconds timeout = kForever);
   // Whether the operation has completed (successfully or not). Never blocks.
   bool Done() const;
 

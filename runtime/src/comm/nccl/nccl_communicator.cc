@@ -100,7 +100,6 @@ NcclCommunicator::~NcclCommunicator() {
   watchdog_.join();
   cudaStreamSynchronize(stream_);
   for (auto& op : in_flight_) {
-    cudaEventDestroy(op.done);
     op.work->Complete(ddprun::Status(ddprun::StatusCode::kCancelled,
                                      op.description + ": the communicator was destroyed"));
   }
@@ -137,10 +136,10 @@ std::shared_ptr<Work> NcclCommunicator::Launch(
     return CompletedWork(CudaError("cudaEventCreate", e));
   }
   cudaEventRecord(done, stream_);
-  auto work = std::make_shared<Work>();
+  auto work = std::make_shared<NcclWork>(done);
   {
     std::lock_guard lock(mu_);
-    in_flight_.push_back({std::move(description), done, std::chrono::steady_clock::now(), work});
+    in_flight_.push_back({std::move(description), std::chrono::steady_clock::now(), work});
   }
   cv_.notify_all();
   return work;
@@ -152,10 +151,9 @@ void NcclCommunicator::Watchdog() {
   while (!stopping_) {
     cv_.wait_for(lock, kWatchdogPeriod);
     // Completed operations, oldest first (they complete in order on one stream).
-    while (!in_flight_.empty() && cudaEventQuery(in_flight_.front().done) == cudaSuccess) {
+    while (!in_flight_.empty() && in_flight_.front().work->Finished()) {
       InFlight op = std::move(in_flight_.front());
       in_flight_.pop_front();
-      cudaEventDestroy(op.done);
       op.work->Complete(ddprun::Status::Ok());
     }
     ncclResult_t async_error = ncclSuccess;

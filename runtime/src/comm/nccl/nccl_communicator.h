@@ -1,6 +1,7 @@
 // NcclCommunicator: collectives on CUDA tensors through NCCL. Each collective runs on the
 // communicator's own stream, ordered after the work already queued on the caller's stream (the
-// legacy default stream) by an event; its Work completes when the GPU has finished it.
+// legacy default stream) by an event; its Work completes when the GPU has finished it, and its
+// Wait orders the caller's stream after it without blocking the host (NcclWork).
 //
 // A watchdog thread watches every operation in flight and ncclCommGetAsyncError. On an NCCL error
 // or an operation running past the timeout it aborts the communicator (so no kernel waits
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "comm/nccl/nccl_work.h"
 #include "ddp/communicator.h"
 #include "ddprun/rendezvous/store_client.h"
 
@@ -53,9 +55,8 @@ class NcclCommunicator final : public Communicator {
  private:
   struct InFlight {
     std::string description;
-    cudaEvent_t done;
     std::chrono::steady_clock::time_point started;
-    std::shared_ptr<Work> work;
+    std::shared_ptr<NcclWork> work;
   };
 
   NcclCommunicator(NcclCommunicatorOptions options, ncclComm_t comm, cudaStream_t stream,
