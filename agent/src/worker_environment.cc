@@ -1,9 +1,28 @@
 // BuildWorkerEnvironment; see worker_environment.h.
 #include "ddprun/agent/worker_environment.h"
 
+#include <sstream>
+
 extern char** environ;
 
 namespace ddprun {
+namespace {
+
+// The local-rank-th entry of a CUDA_VISIBLE_DEVICES list, or the local rank when the list is
+// missing or shorter.
+std::string OwnDevice(const EnvironmentMap& inherited, int local_rank) {
+  auto it = inherited.find("CUDA_VISIBLE_DEVICES");
+  if (it != inherited.end()) {
+    std::stringstream list(it->second);
+    int index = 0;
+    for (std::string device; std::getline(list, device, ','); ++index) {
+      if (index == local_rank) return device;
+    }
+  }
+  return std::to_string(local_rank);
+}
+
+}  // namespace
 
 EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const JobEnvironment& job,
                                       const WorkerPlacement& placement,
@@ -16,7 +35,12 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
       env[key] = value;
     }
   };
-  set("LOCAL_RANK", placement.local_rank);
+  if (job.virtual_local_rank) {
+    set("LOCAL_RANK", 0);
+    set("CUDA_VISIBLE_DEVICES", OwnDevice(inherited, placement.local_rank));
+  } else {
+    set("LOCAL_RANK", placement.local_rank);
+  }
   set("RANK", placement.global_rank);
   set("GROUP_RANK", placement.group_rank);
   set("ROLE_RANK", placement.global_rank);
@@ -36,6 +60,9 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   set("TORCHELASTIC_USE_AGENT_STORE", std::string("False"));
   if (!env.contains("TORCH_NCCL_ASYNC_ERROR_HANDLING")) {
     set("TORCH_NCCL_ASYNC_ERROR_HANDLING", std::string("1"));
+  }
+  if (!job.node_interface.empty() && !env.contains("GLOO_SOCKET_IFNAME")) {
+    set("GLOO_SOCKET_IFNAME", job.node_interface);
   }
   if (placement.local_world_size > 1 && !env.contains("OMP_NUM_THREADS")) {
     set("OMP_NUM_THREADS", std::string("1"));

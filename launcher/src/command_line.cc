@@ -16,6 +16,7 @@
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/rendezvous_conf.h"
 #include "ddprun/version.h"
+#include "torchrun_compat_options.h"
 
 namespace ddprun {
 namespace {
@@ -37,6 +38,7 @@ struct RawOptions {
   std::string role = "default";
   bool module = false;
   bool no_python = false;
+  bool run_path = false;
   std::string log_dir;
   std::string redirects = "0";
   std::string tee = "0";
@@ -51,6 +53,7 @@ struct RawOptions {
   std::string tls_ca;
   std::string local_addr;
   bool version = false;
+  TorchrunCompatOptions compat;
 };
 
 std::optional<int> ParseInt(const std::string& text) {
@@ -240,6 +243,9 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
   app.add_flag("--no_python,--no-python", raw.no_python,
                "Execute the program directly, even a .py file")
       ->envname(pet("NO_PYTHON"));
+  app.add_flag("--run_path,--run-path", raw.run_path,
+               "Run the program as a Python script whatever its name (over --no_python)")
+      ->envname(pet("RUN_PATH"));
   app.add_option("--log_dir,--log-dir", raw.log_dir,
                  "Directory for per-worker logs and error files "
                  "(<log_dir>/<run_id>/attempt_<n>/<local_rank>/); default: a temporary one")
@@ -275,6 +281,7 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
                  "the route to the rendezvous server)")
       ->envname(pet("LOCAL_ADDR"));
   app.add_flag("--version", raw.version, "Print the version and exit");
+  DefineTorchrunCompatOptions(app, raw.compat);
 }
 
 // `path` made absolute (workers may run elsewhere); empty stays empty.
@@ -405,13 +412,18 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (program_args.empty()) {
     return InvalidArgumentError("no program to run; usage: ddprun [OPTIONS] PROGRAM [ARGS...]");
   }
-  if (raw.module && raw.no_python) {
+  if (raw.module && raw.no_python && !raw.run_path) {
     return InvalidArgumentError("-m/--module and --no_python cannot be used together");
   }
+  if (raw.module && raw.run_path) {
+    return InvalidArgumentError("-m/--module and --run_path cannot be used together");
+  }
+  if (Status s = ResolveTorchrunCompatOptions(raw.compat, config); !s.ok()) return s;
   ProgramRequest request{program_args.front(),
                          {program_args.begin() + 1, program_args.end()},
                          raw.module,
-                         raw.no_python};
+                         raw.no_python && !raw.run_path,
+                         raw.run_path};
   auto argv = ResolveWorkerCommand(request);
   if (!argv.ok()) return argv.status();
   config.worker_argv = std::move(argv).value();

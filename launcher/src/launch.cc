@@ -97,6 +97,7 @@ int Launch(const LaunchConfig& config) {
   job.role = config.role;
   job.run_id = config.run_id;
   job.max_restarts = config.max_restarts;
+  job.virtual_local_rank = config.virtual_local_rank;
 
   SupervisorOptions options;
   options.nproc = config.nproc_per_node;

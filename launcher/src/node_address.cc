@@ -2,16 +2,36 @@
 #include "node_address.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "ddprun/bound_socket.h"
 
 namespace ddprun {
+
+Result<std::string> InterfaceWithAddress(const std::string& address) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) {
+    return UnavailableError(std::string("getifaddrs failed: ") + std::strerror(errno));
+  }
+  std::string found;
+  for (ifaddrs* at = interfaces; at != nullptr && found.empty(); at = at->ifa_next) {
+    if (at->ifa_addr == nullptr || at->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(at->ifa_addr)->sin_addr, text,
+                sizeof(text));
+    if (address == text) found = at->ifa_name;
+  }
+  ::freeifaddrs(interfaces);
+  if (found.empty()) return NotFoundError("no network interface holds " + address);
+  return found;
+}
 
 Result<std::string> ResolveIPv4(const std::string& host) {
   addrinfo hints{};

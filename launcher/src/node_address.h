@@ -18,6 +18,10 @@ bool IsLocalAddress(const std::string& address);
 // The local address the kernel would use to reach `address`:`port` (no packet is sent).
 Result<std::string> SourceAddressToward(const std::string& address, int port);
 
+// The name of the network interface that holds `address` (numeric IPv4), such as "eth0";
+// NOT_FOUND when none does.
+Result<std::string> InterfaceWithAddress(const std::string& address);
+
 // This host's name, or "localhost".
 std::string HostName();
 

@@ -87,6 +87,12 @@ Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_con
   job.store_address = node->store_address;
   job.store_token = config.security.token;
   job.node_address = node->address;
+  // Gloo (PyTorch's CPU backend) finds its own address from the host name, which often resolves
+  // to a loopback address the other nodes cannot reach; the interface holding the address the
+  // rendezvous chose is the right one.
+  if (auto interface = InterfaceWithAddress(node->address); interface.ok()) {
+    job.node_interface = interface.value();
+  }
   job.store_tls = {config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
   GetLogger("launcher")
       ->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,

@@ -59,7 +59,8 @@ Result<std::string> FindExecutable(const std::string& name) {
 
 Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& request) {
   std::vector<std::string> argv;
-  const bool python = !request.no_python && (request.module || EndsWith(request.program, ".py"));
+  const bool python = request.run_path ||
+                      (!request.no_python && (request.module || EndsWith(request.program, ".py")));
   if (python) {
     const char* python_exec = std::getenv("PYTHON_EXEC");
     auto interpreter = FindExecutable(python_exec && *python_exec ? python_exec : "python3");

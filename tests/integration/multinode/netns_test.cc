@@ -1,63 +1,10 @@
 // Multi-node jobs across network namespaces: each agent on its own address, the daemon on the
 // switch's, so nothing can pass through loopback. Skipped, with the reason, where namespaces
 // cannot be made (not root, no iproute2).
-#include "multinode_support.h"
-#include "test_network.h"
+#include "netns_support.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
-
-namespace {
-
-std::optional<TestNetwork> NetworkOrWarn(int nodes) {
-  std::string reason;
-  auto network = TestNetwork::Create(nodes, reason);
-  if (!network) WARN("skipped: cannot create network namespaces: " << reason);
-  return network;
-}
-
-std::vector<std::string> Agent(const std::string& endpoint, const std::string& id,
-                               const std::string& nnodes, const std::string& token_file,
-                               std::vector<std::string> program) {
-  std::vector<std::string> args = {
-      "--nnodes=" + nnodes,
-      "--nproc_per_node=1",
-      "--rdzv_endpoint=" + endpoint,
-      "--rdzv_id=" + id,
-      "--token-file=" + token_file,
-      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=30"};
-  args.insert(args.end(), program.begin(), program.end());
-  return args;
-}
-
-// A test network with a token-protected daemon on the switch's address.
-struct DaemonOnNetwork {
-  TestNetwork network;
-  ScratchDir dir;
-  std::string token_file = dir / "token";
-  std::unique_ptr<Daemon> daemon;
-  std::string endpoint;
-
-  explicit DaemonOnNetwork(TestNetwork created) : network(std::move(created)) {
-    WriteFile(token_file, "netns-token\n");
-    daemon = std::make_unique<Daemon>(
-        std::vector<std::string>{"--bind=0.0.0.0", "--token-file=" + token_file}, network.In(-1));
-    endpoint = daemon->endpoint(TestNetwork::switch_address());
-  }
-
-  // `count` agents of job `id`, agent i in node i's namespace, running `program`.
-  std::vector<std::unique_ptr<ChildProcess>> StartAgents(int count, const std::string& id,
-                                                         const std::string& nnodes,
-                                                         const std::vector<std::string>& program) {
-    std::vector<std::unique_ptr<ChildProcess>> agents;
-    for (int i = 0; i < count; ++i) {
-      agents.push_back(StartAgent(Agent(endpoint, id, nnodes, token_file, program), network.In(i)));
-    }
-    return agents;
-  }
-};
-
-}  // namespace
 
 TEST_CASE("two nodes in their own network namespaces form one world over their own addresses") {
   auto network = NetworkOrWarn(2);

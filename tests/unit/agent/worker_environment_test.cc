@@ -68,3 +68,26 @@ TEST_CASE("the contract's variables override stale inherited ones") {
 TEST_CASE("ToEnvp renders KEY=VALUE strings") {
   CHECK(ToEnvp({{"A", "1"}, {"B", "x=y"}}) == std::vector<std::string>{"A=1", "B=x=y"});
 }
+
+TEST_CASE("with a virtual local rank, LOCAL_RANK is 0 and each worker sees only its own GPU") {
+  JobEnvironment job = Job();
+  job.virtual_local_rank = true;
+  WorkerPlacement third{2, 6, 1, 4, 8, 2};
+  auto plain = BuildWorkerEnvironment({}, job, third, "e");
+  CHECK(plain["LOCAL_RANK"] == "0");
+  CHECK(plain["RANK"] == "6");
+  CHECK(plain["CUDA_VISIBLE_DEVICES"] == "2");
+  // The local-rank-th of the devices the agent was given.
+  auto sliced = BuildWorkerEnvironment({{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}}, job, third, "e");
+  CHECK(sliced["CUDA_VISIBLE_DEVICES"] == "6");
+}
+
+TEST_CASE("Gloo is pointed at the node's interface unless the user chose one") {
+  JobEnvironment job = Job();
+  job.node_interface = "eth1";
+  WorkerPlacement placement{0, 0, 0, 1, 2, 2};
+  CHECK(BuildWorkerEnvironment({}, job, placement, "e")["GLOO_SOCKET_IFNAME"] == "eth1");
+  CHECK(BuildWorkerEnvironment({{"GLOO_SOCKET_IFNAME", "ib0"}}, job, placement,
+                               "e")["GLOO_SOCKET_IFNAME"] == "ib0");
+  CHECK_FALSE(BuildWorkerEnvironment({}, Job(), placement, "e").contains("GLOO_SOCKET_IFNAME"));
+}

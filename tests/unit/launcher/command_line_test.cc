@@ -145,3 +145,38 @@ TEST_CASE("a bad --rdzv_conf is refused before anything starts") {
   CHECK(ErrorOf({"--rdzv_conf=bogus=1", "/bin/true"}).find("unknown key 'bogus'") !=
         std::string::npos);
 }
+
+TEST_CASE("torchrun's plugin and binding flags are refused with what to use instead") {
+  CHECK_THAT(ErrorOf({"--numa_binding=node", "/bin/true"}), Catch::Contains("numactl"));
+  CHECK_THAT(ErrorOf({"--numa-binding", "socket", "/bin/true"}), Catch::Contains("numactl"));
+  CHECK_THAT(ErrorOf({"--logs_specs=custom", "/bin/true"}), Catch::Contains("--log_dir"));
+  CHECK_THAT(ErrorOf({"--duplicate_stdout_filters=loss", "/bin/true"}), Catch::Contains("--tee"));
+  CHECK_THAT(ErrorOf({"--duplicate-stderr-filters", "x", "/bin/true"}), Catch::Contains("--tee"));
+  CHECK_THAT(ErrorOf({"--event_log_handler=remote", "/bin/true"}),
+             Catch::Contains("DDPRUN_LOG_LEVEL"));
+  CHECK_THAT(ErrorOf({"--signals_to_handle=SIGTERM,SIGUSR1", "/bin/true"}),
+             Catch::Contains("'SIGUSR1'"));
+  ScopedEnv numa("PET_NUMA_BINDING", "node");
+  CHECK_THAT(ErrorOf({"/bin/true"}), Catch::Contains("--numa_binding"));
+}
+
+TEST_CASE("torch.distributed.launch's --use_env and --local_rank are refused: LOCAL_RANK is set") {
+  CHECK_THAT(ErrorOf({"--use_env", "/bin/true"}), Catch::Contains("os.environ['LOCAL_RANK']"));
+  CHECK_THAT(ErrorOf({"--local_rank=0", "/bin/true"}), Catch::Contains("torch.distributed.launch"));
+}
+
+TEST_CASE("torchrun's accepted compatibility flags parse, with their meaning where they have one") {
+  auto config = Parsed({"--signals_to_handle=SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+                        "--event_log_handler=null", "--virtual_local_rank", "/bin/true"});
+  CHECK(config.virtual_local_rank);
+  CHECK_FALSE(Parsed({"/bin/true"}).virtual_local_rank);
+  CHECK(Parsed({"--event-log-handler", "console", "/bin/true"}).worker_argv ==
+        std::vector<std::string>{"/bin/true"});
+}
+
+TEST_CASE("the flag --run_path runs any file as a Python script, even over --no_python") {
+  ScopedEnv python("PYTHON_EXEC", "/bin/sh");  // any executable stands in for the interpreter
+  auto config = Parsed({"--run_path", "--no_python", "/bin/true", "a"});
+  CHECK(config.worker_argv == std::vector<std::string>{"/bin/sh", "-u", "/bin/true", "a"});
+  CHECK_THAT(ErrorOf({"--run_path", "-m", "pkg.mod"}), Catch::Contains("--run_path"));
+}

@@ -56,6 +56,8 @@ struct LaunchConfig {
   std::string master_addr = "127.0.0.1";
   std::optional<int> master_port;                      // unset: a port reserved by ddprun
   std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace
+  // torchrun's --virtual_local_rank: LOCAL_RANK=0, CUDA_VISIBLE_DEVICES the worker's own GPU.
+  bool virtual_local_rank = false;
   // The worker's command line, resolved: the executable's path first, then its arguments.
   std::vector<std::string> worker_argv;
 

@@ -38,14 +38,22 @@ struct JobEnvironment {
   std::string store_token;
   TlsFiles store_tls;                      // when the store speaks TLS
   std::string node_address = "127.0.0.1";  // where other hosts reach this node's workers
+  // The network interface holding node_address (multi-node jobs), given to Gloo as
+  // GLOO_SOCKET_IFNAME unless the user set that; empty: none.
+  std::string node_interface;
   int64_t round = 0;
+  // LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES the worker's own device: the local-rank-th entry of
+  // the inherited CUDA_VISIBLE_DEVICES, or the local rank itself (torchrun's
+  // --virtual_local_rank).
+  bool virtual_local_rank = false;
 };
 
 using EnvironmentMap = std::map<std::string, std::string>;
 
 // The inherited environment with the contract's variables set over it. OMP_NUM_THREADS=1 is added
 // when more than one worker runs on the node and `inherited` lacks it;
-// TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when `inherited` lacks it.
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when `inherited` lacks it; GLOO_SOCKET_IFNAME=node_interface
+// when there is one and `inherited` lacks it.
 EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const JobEnvironment& job,
                                       const WorkerPlacement& placement,
                                       const std::string& error_file);

@@ -1,6 +1,6 @@
 // Turning what the user typed into the worker's command line, as torchrun does: a `.py` script
-// (or -m module) runs as `python -u ...` (PYTHON_EXEC overrides the interpreter), anything else,
-// or anything with --no_python, is executed directly.
+// (or -m module, or any file with --run_path) runs as `python3 -u ...` (PYTHON_EXEC overrides the
+// interpreter); anything else, or anything with --no_python, is executed directly.
 #pragma once
 
 #include <string>
@@ -15,6 +15,7 @@ struct ProgramRequest {
   std::vector<std::string> args;  // passed verbatim
   bool module = false;            // -m
   bool no_python = false;         // --no_python
+  bool run_path = false;          // --run_path: a Python script whatever its name
 };
 
 // The full argv, its first element an executable's path. INVALID_ARGUMENT with a one-line
