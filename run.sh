@@ -15,6 +15,9 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
           libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev
           iproute2 openssl)
+# What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
+# the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto.
+TEST_PACKAGES=(python3-torch util-linux)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -23,9 +26,10 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# deps [PACKAGE...]: installs those of PACKAGES and the given ones that are missing.
 deps() {
   local missing=()
-  for package in "${PACKAGES[@]}"; do
+  for package in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
       missing+=("$package")
   done
@@ -64,7 +68,7 @@ case "${1:-}" in
     "$BUILD_DIR/launcher/ddprun" --standalone --nproc_per_node=2 "$BUILD_DIR/examples/train"
     ;;
   test)
-    deps
+    deps "${TEST_PACKAGES[@]}"
     build "$BUILD_DIR"
     run_tests "$BUILD_DIR"
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
