@@ -3,7 +3,8 @@
 #
 #   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, build, run the whole test suite
-#                     (plus a second build and run under AddressSanitizer + UBSan)
+#                     (plus a second build and run under AddressSanitizer + UBSan), then build
+#                     the .deb, install it, run it and purge it (packaging/check_deb.sh)
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)
 #   ./run.sh build    deps + build into ./build
 #
@@ -16,8 +17,10 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
           libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev
           iproute2 openssl)
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
-# the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto.
-TEST_PACKAGES=(python3-torch util-linux)
+# the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
+# to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
+# the .deb.
+TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -78,9 +81,11 @@ case "${1:-}" in
         -DDDPRUN_WITH_CUDA=OFF
       run_tests "$BUILD_DIR-asan"
     fi
+    echo "run.sh: the Debian package: build, install, run, purge"
+    packaging/check_deb.sh "$BUILD_DIR-deb"
     ;;
   *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -18,9 +18,13 @@ endif()
 
 # ddprun_grpc: gRPC and Protobuf for every target that needs them. Linked statically by default
 # (Debian ships the archives): `ddprun` then starts in a few milliseconds instead of spending
-# ~40 ms resolving some sixty shared libraries, and maps only the gRPC code it runs.
+# ~40 ms resolving some sixty shared libraries, and maps only the gRPC code it runs. A target
+# with the property DDPRUN_SHARED_GRPC (the installed shared runtime library, whose users link
+# their own gRPC-free code against it) links the shared libraries instead: the archives are not
+# built to go into a shared object.
 option(DDPRUN_STATIC_GRPC "Link gRPC, Protobuf and Abseil statically" ON)
 add_library(ddprun_grpc INTERFACE)
+set(_ddprun_shared_grpc "$<BOOL:$<TARGET_PROPERTY:DDPRUN_SHARED_GRPC>>")
 if(DDPRUN_STATIC_GRPC)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(GRPC_STATIC REQUIRED grpc++ protobuf)
@@ -31,10 +35,16 @@ if(DDPRUN_STATIC_GRPC)
       list(APPEND _ddprun_static_libs "-l${lib}")
     endif()
   endforeach()
+  set(_ddprun_static_link)
+  foreach(item IN ITEMS "-Wl,--push-state,-Bstatic" "-Wl,--start-group" ${_ddprun_static_libs}
+                        "-Wl,--end-group" "-Wl,--pop-state")
+    list(APPEND _ddprun_static_link "$<$<NOT:${_ddprun_shared_grpc}>:${item}>")
+  endforeach()
   target_include_directories(ddprun_grpc INTERFACE ${GRPC_STATIC_INCLUDE_DIRS})
   target_link_libraries(ddprun_grpc INTERFACE
-    "-Wl,--push-state,-Bstatic" "-Wl,--start-group" ${_ddprun_static_libs} "-Wl,--end-group"
-    "-Wl,--pop-state" Threads::Threads dl rt atomic)
+    ${_ddprun_static_link}
+    "$<${_ddprun_shared_grpc}:gRPC::grpc++>" "$<${_ddprun_shared_grpc}:protobuf::libprotobuf>"
+    Threads::Threads dl rt atomic)
 else()
   target_link_libraries(ddprun_grpc INTERFACE gRPC::grpc++ protobuf::libprotobuf)
 endif()

@@ -10,9 +10,22 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ddprun/rendezvous/daemon_config_file.h"
 #include "ddprun/security_files.h"
 
 namespace ddprun {
+namespace {
+
+// The value of --config in `args` ("--config FILE" or "--config=FILE"), or empty.
+std::string ConfigFileArgument(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+  }
+  return "";
+}
+
+}  // namespace
 
 ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& args) {
   CLI::App app(
@@ -22,6 +35,22 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   DaemonConfig config;
   std::string token_file;
   TlsFlags tls;
+  // The configuration file first, so that flags given on the command line override it.
+  std::string config_file = ConfigFileArgument(args);
+  if (!config_file.empty()) {
+    auto file = ReadDaemonConfigFile(config_file);
+    if (!file.ok()) return DaemonUsageError{file.status().message()};
+    config.bind = file->bind.value_or(config.bind);
+    config.port = file->port.value_or(config.port);
+    config.port_file = file->port_file.value_or(config.port_file);
+    token_file = file->token_file.value_or(token_file);
+    tls.cert_file = file->tls_cert.value_or(tls.cert_file);
+    tls.key_file = file->tls_key.value_or(tls.key_file);
+    tls.ca_file = file->tls_ca.value_or(tls.ca_file);
+  }
+  app.add_option("--config", config_file,
+                 "Read settings from this file (key = value: bind, port, port_file, token_file, "
+                 "tls_cert, tls_key, tls_ca); flags win over it");
   app.add_option("--bind", config.bind,
                  "Address to listen on (0.0.0.0: every interface; needs --token-file)")
       ->capture_default_str();

@@ -93,3 +93,50 @@ TEST_CASE("ddprund refuses bad input with one line and exit status 2") {
     CHECK(result.err.find(expected) != std::string::npos);
   }
 }
+
+TEST_CASE("ddprund reads its settings from --config, and flags win over the file") {
+  ScratchDir dir;
+  std::ofstream(dir / "token") << "from-file\n";
+  std::ofstream(dir / "ddprund.conf") << "# the daemon's settings\n"
+                                      << "bind = 127.0.0.1\n"
+                                      << "\n"
+                                      << "port = 1   # overridden on the command line\n"
+                                      << "port_file = " << (dir / "port") << "\n"
+                                      << "token_file = " << (dir / "token") << "\n";
+  ChildProcess daemon({kDdprund, "--config", dir / "ddprund.conf", "--port=0"});
+  const int port = StartDaemon(daemon);
+  INFO(daemon.stderr_text());
+  REQUIRE(port > 0);
+  CHECK(ReadFile(dir / "port") == std::to_string(port) + "\n");
+  CHECK(Client(port, "from-file")->Set("k", "v").ok());
+  CHECK(Client(port, "")->Set("k", "v").code() == StatusCode::kUnauthenticated);
+}
+
+TEST_CASE("ddprund refuses a bad configuration file with one line naming file, line and key") {
+  ScratchDir dir;
+  const std::string conf = dir / "ddprund.conf";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"port = 29400\nprot = 1\n", conf + ":2: unknown key 'prot' (known: bind, port"},
+      {"port = many\n", conf + ":1: port: 'many' is not a port number"},
+      {"bind = 0.0.0.0\nport = 70000\n", conf + ":2: port: '70000' is not a port number"},
+      {"bind = here\n", conf + ":1: bind: 'here' is not an IPv4 address"},
+      {"\n\ntoken_file = " + (dir / "missing") + "\n",
+       conf + ":3: token_file: cannot read --token-file " + (dir / "missing")},
+      {"tls_cert = " + (dir / "missing.pem") + "\n", conf + ":1: tls_cert: "},
+      {"port 29400\n", conf + ":1: expected 'key = value', not 'port 29400'"},
+      {"port = 1\nport = 2\n", conf + ":2: port: given twice"},
+      {"bind = 0.0.0.0\n", "without a token; pass --token-file"},
+  };
+  for (const auto& [text, expected] : cases) {
+    std::ofstream(conf) << text;
+    auto result = Run({kDdprund, "--config=" + conf});
+    INFO(text << "\n" << result.err);
+    CHECK(result.code() == 2);
+    CHECK(Lines(result.err).size() == 1);
+    CHECK(result.err.find(expected) != std::string::npos);
+  }
+  auto missing = Run({kDdprund, "--config", dir / "nowhere.conf"});
+  CHECK(missing.code() == 2);
+  CHECK(missing.err.find("cannot read the configuration file " + (dir / "nowhere.conf")) !=
+        std::string::npos);
+}

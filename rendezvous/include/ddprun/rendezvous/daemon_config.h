@@ -1,6 +1,7 @@
 // DaemonConfig: what `ddprund` (the rendezvous daemon) was asked to do, parsed and validated from
-// its command line. Reading the token file is part of validation: a daemon that would start
-// without the token it was given never starts.
+// its command line and its configuration file (--config; see daemon_config_file.h). Reading the
+// token file is part of validation: a daemon that would start without the token it was given
+// never starts.
 #pragma once
 
 #include <string>

@@ -1,0 +1,32 @@
+// ddprund's configuration file (`--config FILE`, /etc/ddprun/ddprund.conf under systemd): one
+// `key = value` per line, `#` starts a comment, blank lines are ignored. The keys are the
+// daemon's flags with underscores: bind, port, port_file, token_file, tls_cert, tls_key, tls_ca.
+// Flags on the command line win over the file.
+//
+// Reading checks everything a key's value can be checked for (a port number, an IPv4 address,
+// a readable token or PEM file), so that a daemon with a bad file never starts: errors name the
+// file, the line and the key ("/etc/ddprun/ddprund.conf:3: port: ...").
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ddprun/status.h"
+
+namespace ddprun {
+
+struct DaemonFileSettings {
+  std::optional<std::string> bind;
+  std::optional<int> port;
+  std::optional<std::string> port_file;
+  std::optional<std::string> token_file;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
+  std::optional<std::string> tls_ca;
+};
+
+// INVALID_ARGUMENT for an unreadable file, a line that is not `key = value`, an unknown or
+// repeated key, or a bad value; the message is one line.
+Result<DaemonFileSettings> ReadDaemonConfigFile(const std::string& path);
+
+}  // namespace ddprun

@@ -1,0 +1,121 @@
+// ddprund's configuration file; see daemon_config_file.h.
+#include "ddprun/rendezvous/daemon_config_file.h"
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ddprun/security_files.h"
+
+namespace ddprun {
+namespace {
+
+std::string Trim(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  const size_t last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+// What each key accepts: checks the value and stores it; an error message otherwise.
+using KeyParser = std::function<std::string(const std::string& value, DaemonFileSettings&)>;
+
+std::string ParsePort(const std::string& value, DaemonFileSettings& settings) {
+  int port = -1;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), port);
+  if (error != std::errc() || end != value.data() + value.size() || port < 0 || port > 65535) {
+    return "'" + value + "' is not a port number from 0 to 65535";
+  }
+  settings.port = port;
+  return "";
+}
+
+std::string ParseBind(const std::string& value, DaemonFileSettings& settings) {
+  in_addr parsed{};
+  if (value != "localhost" && ::inet_pton(AF_INET, value.c_str(), &parsed) != 1) {
+    return "'" + value + "' is not an IPv4 address such as 0.0.0.0 or 127.0.0.1";
+  }
+  settings.bind = value;
+  return "";
+}
+
+// A file the daemon must read at start: read now, so that the error points at this line.
+KeyParser ReadableFile(std::optional<std::string> DaemonFileSettings::*field,
+                       const std::function<Status(const std::string&)>& check) {
+  return [field, check](const std::string& value, DaemonFileSettings& settings) -> std::string {
+    if (Status s = check(value); !s.ok()) return s.message();
+    settings.*field = value;
+    return "";
+  };
+}
+
+Status CheckPem(const std::string& path) { return ReadPemFile("the file", path).status(); }
+
+const std::map<std::string, KeyParser>& Keys() {
+  static const std::map<std::string, KeyParser> keys = {
+      {"bind", ParseBind},
+      {"port", ParsePort},
+      {"port_file",
+       [](const std::string& value, DaemonFileSettings& settings) {
+         settings.port_file = value;
+         return std::string();
+       }},
+      {"token_file",
+       ReadableFile(&DaemonFileSettings::token_file,
+                    [](const std::string& path) { return ReadTokenFile(path).status(); })},
+      {"tls_cert", ReadableFile(&DaemonFileSettings::tls_cert, CheckPem)},
+      {"tls_key", ReadableFile(&DaemonFileSettings::tls_key, CheckPem)},
+      {"tls_ca", ReadableFile(&DaemonFileSettings::tls_ca, CheckPem)},
+  };
+  return keys;
+}
+
+std::string KnownKeys() {
+  std::string list;
+  for (const auto& [key, parser] : Keys()) list += (list.empty() ? "" : ", ") + key;
+  return list;
+}
+
+}  // namespace
+
+Result<DaemonFileSettings> ReadDaemonConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return InvalidArgumentError("cannot read the configuration file " + path + ": " +
+                                std::strerror(errno));
+  }
+  DaemonFileSettings settings;
+  std::set<std::string> seen;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number) + ": ";
+    const std::string content = Trim(line.substr(0, line.find('#')));
+    if (content.empty()) continue;
+    const size_t equals = content.find('=');
+    if (equals == std::string::npos) {
+      return InvalidArgumentError(where + "expected 'key = value', not '" + content + "'");
+    }
+    const std::string key = Trim(content.substr(0, equals));
+    const std::string value = Trim(content.substr(equals + 1));
+    auto parser = Keys().find(key);
+    if (parser == Keys().end()) {
+      return InvalidArgumentError(where + "unknown key '" + key + "' (known: " + KnownKeys() + ")");
+    }
+    if (!seen.insert(key).second) {
+      return InvalidArgumentError(where + key + ": given twice; keep one line");
+    }
+    if (value.empty()) return InvalidArgumentError(where + key + ": no value");
+    if (std::string error = parser->second(value, settings); !error.empty()) {
+      return InvalidArgumentError(where + key + ": " + error);
+    }
+  }
+  return settings;
+}
+
+}  // namespace ddprun
