@@ -8,10 +8,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/cpu/blas_kernels.h"
+
 namespace ddp::cpu {
 
 void Gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
           int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  ChooseBlasKernels();  // done at load time already; this keeps blas_kernels.o linked in
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
               ldc);
