@@ -1,7 +1,10 @@
-// Device memory: allocation and copies; see cuda_ops.h.
+// Device memory: allocation (with freed blocks kept for reuse) and copies; see cuda_ops.h.
 #include <cuda_runtime.h>
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/cuda_ops.h"
@@ -19,16 +22,84 @@ int CurrentDevice() {
   return device;
 }
 
-void* Allocate(size_t bytes) {
-  void* data = nullptr;
-  Check(cudaMalloc(&data, bytes), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
-  return data;
+namespace {
+
+// Freed device memory kept for reuse. cudaMalloc is slow, and cudaFree waits for the whole device:
+// layers allocate their outputs on every step, so freeing for real would stall every step (and
+// the all-reduces overlapping backward with it). A freed block is reused for an allocation of the
+// same size on the same device. That is safe because the runtime's work on such blocks runs on the
+// legacy default stream in issue order, so the block's next user runs after its last one; NCCL's
+// stream uses a block only inside a collective, and the legacy stream waits for the collective
+// (Work::Wait) before anything issued after it.
+class BlockCache {
+ public:
+  void* Allocate(size_t bytes) {
+    const int device = CurrentDevice();
+    {
+      std::lock_guard lock(mu_);
+      auto it = free_.find({device, bytes});
+      if (it != free_.end()) {
+        void* data = it->second;
+        free_.erase(it);
+        live_[data] = {device, bytes};
+        return data;
+      }
+    }
+    void* data = nullptr;
+    if (cudaMalloc(&data, bytes) != cudaSuccess) {
+      cudaGetLastError();  // clear it: the retry decides
+      ReleaseCached();
+      Check(cudaMalloc(&data, bytes),
+            ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
+    }
+    std::lock_guard lock(mu_);
+    live_[data] = {device, bytes};
+    return data;
+  }
+
+  void Free(void* data) {
+    std::lock_guard lock(mu_);
+    auto it = live_.find(data);
+    if (it == live_.end()) return;  // not ours: nothing to do
+    free_.emplace(it->second, data);
+    live_.erase(it);
+  }
+
+ private:
+  using Key = std::pair<int, size_t>;  // device, bytes
+
+  // Gives every cached block back to CUDA (when it has run out of memory).
+  void ReleaseCached() {
+    std::multimap<Key, void*> cached;
+    {
+      std::lock_guard lock(mu_);
+      cached.swap(free_);
+    }
+    const int current = CurrentDevice();
+    for (const auto& [key, data] : cached) {
+      cudaSetDevice(key.first);
+      cudaFree(data);
+    }
+    cudaSetDevice(current);
+  }
+
+  std::mutex mu_;
+  std::multimap<Key, void*> free_;       // guarded by mu_
+  std::unordered_map<void*, Key> live_;  // guarded by mu_
+};
+
+// Never destroyed: blocks still cached at exit go back with the process, and a destructor would
+// run after CUDA's own teardown.
+BlockCache& Cache() {
+  static auto* cache = new BlockCache;
+  return *cache;
 }
 
-void Free(void* data) {
-  // Not checked: a destructor must not throw, and a failed free leaves nothing to do.
-  cudaFree(data);
-}
+}  // namespace
+
+void* Allocate(size_t bytes) { return Cache().Allocate(bytes); }
+
+void Free(void* data) { Cache().Free(data); }
 
 void Copy(void* destination, const void* source, size_t bytes, int kind) {
   static constexpr cudaMemcpyKind kKinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,

@@ -21,6 +21,9 @@ int DeviceCount();
 // The current device's index.
 int CurrentDevice();
 
+// Device memory on the current device. Freed blocks are kept and reused for allocations of the
+// same size (cudaFree would wait for the whole device); when CUDA runs out, they are given back
+// and the allocation tried again.
 void* Allocate(size_t bytes);
 void Free(void* data);
 // kind: 0 host to device, 1 device to host, 2 device to device. Returns once done.
