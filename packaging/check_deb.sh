@@ -3,7 +3,8 @@
 # as an administrator would use it, and leaves the machine as it was:
 #   - its dependencies are Debian library packages, never -dev ones;
 #   - it installs with apt (which fetches what it depends on);
-#   - the installed ddprun --version agrees with the package's version, and a short job runs;
+#   - the installed ddprun --version and ddprund --version agree with the package's version, and
+#     a short job runs;
 #   - ddprund starts from the installed configuration file; the unit passes systemd-analyze
 #     verify where that exists; the system user exists;
 #   - purging it removes every file it installed, configuration included.
@@ -37,6 +38,8 @@ files=$(dpkg -L ddprun)
 
 [ "$(/usr/bin/ddprun --version)" = "ddprun $version" ] ||
   fail "installed ddprun --version says '$(/usr/bin/ddprun --version)', the package $version"
+[ "$(/usr/bin/ddprund --version)" = "ddprund $version" ] ||
+  fail "installed ddprund --version says '$(/usr/bin/ddprund --version)', the package $version"
 job=$(/usr/bin/ddprun --standalone --nproc_per_node=2 /bin/sh -c 'echo "rank $RANK of $WORLD_SIZE"')
 grep -q "^\[rank1\]: rank 1 of 2$" <<<"$job" || fail "the short job printed: $job"
 grep -q "/libddprun_runtime.so" <<<"$files" || fail "the package has no runtime library"

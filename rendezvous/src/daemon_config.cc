@@ -12,6 +12,7 @@
 
 #include "ddprun/rendezvous/daemon_config_file.h"
 #include "ddprun/security_files.h"
+#include "ddprun/version.h"
 
 namespace ddprun {
 namespace {
@@ -48,6 +49,8 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     tls.key_file = file->tls_key.value_or(tls.key_file);
     tls.ca_file = file->tls_ca.value_or(tls.ca_file);
   }
+  bool version = false;
+  app.add_flag("--version", version, "Print the version and exit");
   app.add_option("--config", config_file,
                  "Read settings from this file (key = value: bind, port, port_file, token_file, "
                  "tls_cert, tls_key, tls_ca); flags win over it");
@@ -72,6 +75,7 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   } catch (const CLI::ParseError& e) {
     return DaemonUsageError{std::string(e.what()) + " (see ddprund --help)"};
   }
+  if (version) return DaemonHelp{std::string("ddprund ") + DDPRUN_VERSION + "\n"};
   if (config.port < 0 || config.port > 65535) {
     return DaemonUsageError{"--port must be from 0 to 65535, not " + std::to_string(config.port)};
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installed package, as a user outside the source tree gets it: `cmake --install` into a fresh
 # prefix, then
-#   - ddprun --version, the CMake package's version and pkg-config's agree with the project's;
+#   - ddprun --version, ddprund --version, the CMake package's version and pkg-config's agree
+#     with the project's;
 #   - examples/installed_trainer builds with find_package(ddprun) against that prefix (not the
 #     build tree), links the installed shared library, and trains under the installed ddprun;
 #   - a program built with `pkg-config --cflags --libs ddprun` links and runs;
@@ -20,6 +21,8 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 
 [ "$("$prefix/bin/ddprun" --version)" = "ddprun $version" ] ||
   fail "ddprun --version says '$("$prefix/bin/ddprun" --version)', not 'ddprun $version'"
+[ "$("$prefix/bin/ddprund" --version)" = "ddprund $version" ] ||
+  fail "ddprund --version says '$("$prefix/bin/ddprund" --version)', not 'ddprund $version'"
 config_version=$(find "$prefix" -name ddprunConfigVersion.cmake)
 grep -q "set(PACKAGE_VERSION \"$version\")" "$config_version" ||
   fail "$config_version does not say version $version"

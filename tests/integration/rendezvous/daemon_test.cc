@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ddprun/rendezvous/store_client.h"
+#include "ddprun/version.h"
 #include "support/child_process.h"
 
 using namespace ddprun;
@@ -139,4 +140,10 @@ TEST_CASE("ddprund refuses a bad configuration file with one line naming file, l
   CHECK(missing.code() == 2);
   CHECK(missing.err.find("cannot read the configuration file " + (dir / "nowhere.conf")) !=
         std::string::npos);
+}
+
+TEST_CASE("ddprund --version prints the version ddprun prints") {
+  auto daemon = Run({kDdprund, "--version"});
+  CHECK(daemon.code() == 0);
+  CHECK(daemon.out == std::string("ddprund ") + DDPRUN_VERSION + "\n");
 }

@@ -21,7 +21,7 @@ struct DaemonConfig {
 };
 
 struct DaemonHelp {
-  std::string text;
+  std::string text;  // --help's, or --version's ("ddprund 0.1.0")
 };
 struct DaemonUsageError {
   std::string message;  // one line; ddprund exits 2
