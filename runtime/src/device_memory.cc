@@ -8,14 +8,6 @@
 #include "ops/cuda/cuda_ops.h"
 
 namespace ddp::device_memory {
-namespace {
-
-// cudaMemcpy's kinds, as ops/cuda/cuda_ops.h numbers them.
-constexpr int kHostToDevice = 0;
-constexpr int kDeviceToHost = 1;
-constexpr int kDeviceToDevice = 2;
-
-}  // namespace
 
 void* Allocate(size_t bytes, Device device) {
   if (bytes == 0) return nullptr;
@@ -40,9 +32,10 @@ void Copy(void* destination, Device to, const void* source, Device from, size_t 
   if (to == Device::kCpu && from == Device::kCpu) {
     std::memcpy(destination, source, bytes);
   } else if (to == Device::kCuda && from == Device::kCuda) {
-    cuda::Copy(destination, source, bytes, kDeviceToDevice);
+    cuda::Copy(destination, source, bytes, cuda::CopyKind::kDeviceToDevice);
   } else {
-    cuda::Copy(destination, source, bytes, to == Device::kCuda ? kHostToDevice : kDeviceToHost);
+    cuda::Copy(destination, source, bytes,
+               to == Device::kCuda ? cuda::CopyKind::kHostToDevice : cuda::CopyKind::kDeviceToHost);
   }
 }
 

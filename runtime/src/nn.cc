@@ -20,6 +20,14 @@ void RequireSameDevice(Device expected, Device actual, const std::string& what) 
 
 }  // namespace
 
+Matrix Matrix::Uninitialized(size_t r, size_t c, Device device) {
+  Matrix matrix;
+  matrix.rows = r;
+  matrix.cols = c;
+  matrix.data = FloatArray::Uninitialized(r * c, device);
+  return matrix;
+}
+
 Matrix Matrix::To(Device device) const {
   Matrix copy;
   copy.rows = rows;
@@ -58,7 +66,7 @@ Matrix Linear::Forward(const Matrix& input) {
   const Device device = weight_.device();
   RequireSameDevice(device, input.device(), "Linear's input");
   input_ = input;
-  Matrix output(input.rows, out_, 0.0f, device);
+  Matrix output = Matrix::Uninitialized(input.rows, out_, device);
   ops::FillRows(device, output.data.data(), bias_.value(), input.rows, out_);
   // output = input (rows x in) * W^T (in x out) + output
   ops::Gemm(device, false, true, static_cast<int>(input.rows), static_cast<int>(out_),
@@ -79,7 +87,7 @@ Matrix Linear::Backward(const Matrix& grad_output, const GradientReady& ready) {
   ops::AccumulateColumnSums(device, bias_.grad(), grad_output.data.data(), grad_output.rows, out_);
   ready(bias_);
   // dX = dY (rows x out) * W (out x in)
-  Matrix grad_input(grad_output.rows, in_, 0.0f, device);
+  Matrix grad_input = Matrix::Uninitialized(grad_output.rows, in_, device);  // beta 0: not read
   ops::Gemm(device, false, false, rows, static_cast<int>(in_), static_cast<int>(out_), 1.0f,
             grad_output.data.data(), static_cast<int>(out_), weight_.value(), static_cast<int>(in_),
             0.0f, grad_input.data.data(), static_cast<int>(in_));
@@ -88,13 +96,14 @@ Matrix Linear::Backward(const Matrix& grad_output, const GradientReady& ready) {
 
 Matrix ReLU::Forward(const Matrix& input) {
   input_ = input;
-  Matrix output(input.rows, input.cols, 0.0f, input.device());
+  Matrix output = Matrix::Uninitialized(input.rows, input.cols, input.device());
   ops::Relu(input.device(), output.data.data(), input.data.data(), input.data.size());
   return output;
 }
 
 Matrix ReLU::Backward(const Matrix& grad_output, const GradientReady&) {
-  Matrix grad_input(grad_output.rows, grad_output.cols, 0.0f, grad_output.device());
+  Matrix grad_input =
+      Matrix::Uninitialized(grad_output.rows, grad_output.cols, grad_output.device());
   ops::ReluBackward(grad_output.device(), grad_input.data.data(), grad_output.data.data(),
                     input_.data.data(), grad_input.data.size());
   return grad_input;
@@ -129,7 +138,7 @@ std::vector<Parameter*> Sequential::parameters() {
 Loss MseLoss(const Matrix& prediction, const Matrix& target) {
   RequireSameDevice(prediction.device(), target.device(), "MseLoss's target");
   Loss loss;
-  loss.grad = Matrix(prediction.rows, prediction.cols, 0.0f, prediction.device());
+  loss.grad = Matrix::Uninitialized(prediction.rows, prediction.cols, prediction.device());
   loss.value = ops::MseLoss(prediction.device(), prediction.data.data(), target.data.data(),
                             loss.grad.data.data(), prediction.data.size());
   return loss;
@@ -147,7 +156,7 @@ Loss CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets)
     }
   }
   Loss loss;
-  loss.grad = Matrix(logits.rows, logits.cols, 0.0f, logits.device());
+  loss.grad = Matrix::Uninitialized(logits.rows, logits.cols, logits.device());
   loss.value = ops::CrossEntropyLoss(logits.device(), logits.data.data(), targets.data(),
                                      loss.grad.data.data(), logits.rows, logits.cols);
   return loss;

@@ -65,6 +65,15 @@ class DeviceArray {
   }
   ~DeviceArray() { device_memory::Free(data_, device_); }
 
+  // `size` elements whose contents are undefined: for outputs about to be overwritten whole.
+  static DeviceArray Uninitialized(size_t size, Device device) {
+    DeviceArray array;
+    array.data_ = static_cast<T*>(device_memory::Allocate(size * sizeof(T), device));
+    array.size_ = size;
+    array.device_ = device;
+    return array;
+  }
+
   // A copy of this array on `device`.
   DeviceArray To(Device device) const {
     DeviceArray copy = Uninitialized(size_, device);
@@ -98,13 +107,6 @@ class DeviceArray {
   const T* end() const { return data_ + size_; }
 
  private:
-  static DeviceArray Uninitialized(size_t size, Device device) {
-    DeviceArray array;
-    array.data_ = static_cast<T*>(device_memory::Allocate(size * sizeof(T), device));
-    array.size_ = size;
-    array.device_ = device;
-    return array;
-  }
   void Swap(DeviceArray& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);

@@ -30,6 +30,8 @@ struct Matrix {
   Matrix() = default;
   Matrix(size_t r, size_t c, float fill = 0.0f, Device device = Device::kCpu)
       : rows(r), cols(c), data(r * c, fill, device) {}
+  // rows x cols with undefined contents: for outputs a layer overwrites whole.
+  static Matrix Uninitialized(size_t r, size_t c, Device device);
   Device device() const { return data.device(); }
   // A copy on `device`.
   Matrix To(Device device) const;

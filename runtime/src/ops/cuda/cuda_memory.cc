@@ -101,11 +101,12 @@ void* Allocate(size_t bytes) { return Cache().Allocate(bytes); }
 
 void Free(void* data) { Cache().Free(data); }
 
-void Copy(void* destination, const void* source, size_t bytes, int kind) {
-  static constexpr cudaMemcpyKind kKinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
-                                              cudaMemcpyDeviceToDevice};
+void Copy(void* destination, const void* source, size_t bytes, CopyKind kind) {
+  const cudaMemcpyKind direction = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
+                                   : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
+                                                                     : cudaMemcpyDeviceToDevice;
   // On the legacy default stream: ordered after the kernels that wrote `source`.
-  Check(cudaMemcpy(destination, source, bytes, kKinds[kind]), "cudaMemcpy");
+  Check(cudaMemcpy(destination, source, bytes, direction), "cudaMemcpy");
 }
 
 void Zero(void* data, size_t bytes) {

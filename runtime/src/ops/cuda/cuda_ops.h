@@ -26,8 +26,9 @@ int CurrentDevice();
 // and the allocation tried again.
 void* Allocate(size_t bytes);
 void Free(void* data);
-// kind: 0 host to device, 1 device to host, 2 device to device. Returns once done.
-void Copy(void* destination, const void* source, size_t bytes, int kind);
+enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+// Returns once done.
+void Copy(void* destination, const void* source, size_t bytes, CopyKind kind);
 void Zero(void* data, size_t bytes);
 
 // Row-major C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C, as cblas_sgemm with

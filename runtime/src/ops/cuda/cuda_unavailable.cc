@@ -20,7 +20,7 @@ int DeviceCount() { return 0; }
 int CurrentDevice() { Unavailable(); }
 void* Allocate(size_t) { Unavailable(); }
 void Free(void*) { Unavailable(); }
-void Copy(void*, const void*, size_t, int) { Unavailable(); }
+void Copy(void*, const void*, size_t, CopyKind) { Unavailable(); }
 void Zero(void*, size_t) { Unavailable(); }
 void Gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*,
           int) {
