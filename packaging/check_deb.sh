@@ -45,15 +45,15 @@ grep -q "^\[rank1\]: rank 1 of 2$" <<<"$job" || fail "the short job printed: $jo
 grep -q "/libddprun_runtime.so" <<<"$files" || fail "the package has no runtime library"
 getent passwd ddprun >/dev/null || fail "postinst did not create the system user ddprun"
 
-# The daemon with the installed configuration (on a free port instead of the configured one).
-port_file=$(mktemp -u)
-/usr/bin/ddprund --config=/etc/ddprun/ddprund.conf --port=0 --port-file="$port_file" &
-daemon=$!
-for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-[ -s "$port_file" ] || { kill "$daemon"; fail "ddprund did not start from /etc/ddprun/ddprund.conf"; }
+# The daemon with the installed configuration (on a free port instead of the configured one);
+# its first line says it listens.
+coproc DAEMON { exec /usr/bin/ddprund --config=/etc/ddprun/ddprund.conf --port=0; }
+daemon=$DAEMON_PID
+read -r -t 10 listening <&"${DAEMON[0]}" || listening=""
+grep -q "^ddprund listening on 127.0.0.1:" <<<"$listening" ||
+  { kill "$daemon"; fail "ddprund did not start from /etc/ddprun/ddprund.conf"; }
 kill -TERM "$daemon"
 wait "$daemon" || fail "ddprund did not stop cleanly on SIGTERM"
-rm -f "$port_file"
 
 if command -v systemd-analyze >/dev/null; then
   verdict=$(systemd-analyze verify /usr/lib/systemd/system/ddprund.service 2>&1) ||
