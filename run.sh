@@ -4,7 +4,8 @@
 #   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, build, run the whole test suite
 #                     (plus a second build and run under AddressSanitizer + UBSan), then build
-#                     the .deb, install it, run it and purge it (packaging/check_deb.sh)
+#                     the .deb, install it, run it and purge it (packaging/check_deb.sh); ends
+#                     with each stage's time and one line: N passed, N failed, N skipped
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)
 #   ./run.sh build    deps + build into ./build
 #
@@ -47,13 +48,46 @@ deps() {
 build() {
   local dir=$1
   shift
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "$@" >/dev/null
-  cmake --build "$dir" -j "$(nproc)"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "$@" >/dev/null &&
+    cmake --build "$dir" -j "$(nproc)"
 }
 
+# What `test` reports when it ends, however it ends: the time of each stage, then one line
+# counting every test of every stage (skipped: a test that cannot run here, with its reason
+# printed by its stage).
+STAGE_TIMES=()
+PASSED=0 FAILED=0 SKIPPED=0
+report() {
+  echo "run.sh: stage times:"
+  local line
+  for line in "${STAGE_TIMES[@]}"; do echo "  $line"; done
+  echo "tests: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+}
+
+# stage NAME COMMAND...: runs the command as one stage of `test`, timed.
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "run.sh: $name"
+  if ! "$@"; then
+    STAGE_TIMES+=("$name: $((SECONDS - start)) s, failed")
+    return 1
+  fi
+  STAGE_TIMES+=("$name: $((SECONDS - start)) s")
+}
+
+# run_tests DIR [ctest arguments...]: runs the tests of build DIR and adds them to the counts.
 run_tests() {
-  local dir=$1
-  ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" --timeout 300
+  local dir=$1 status=0 counts
+  shift
+  ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" --timeout 300 \
+    --output-junit "$PWD/$dir/ctest-junit.xml" "$@" || status=$?
+  [ -f "$dir/ctest-junit.xml" ] || return 1
+  counts=$(tests/tools/junit_counts.py "$dir/ctest-junit.xml") || return 1
+  sed '$d' <<<"$counts"
+  read -r passed failed skipped <<<"$(tail -n 1 <<<"$counts")"
+  PASSED=$((PASSED + passed)) FAILED=$((FAILED + failed)) SKIPPED=$((SKIPPED + skipped))
+  return $status
 }
 
 case "${1:-}" in
@@ -71,21 +105,22 @@ case "${1:-}" in
     "$BUILD_DIR/launcher/ddprun" --standalone --nproc_per_node=2 "$BUILD_DIR/examples/train"
     ;;
   test)
-    deps "${TEST_PACKAGES[@]}"
-    build "$BUILD_DIR"
-    run_tests "$BUILD_DIR"
+    trap report EXIT
+    stage "install the test packages" deps "${TEST_PACKAGES[@]}"
+    stage "build" build "$BUILD_DIR"
+    stage "tests" run_tests "$BUILD_DIR"
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
-      echo "run.sh: the suite again under AddressSanitizer and UndefinedBehaviorSanitizer"
       # Debug (-O0) compiles about twice as fast as -O2 and the suite is short either way.
-      build "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_SANITIZER=address,undefined \
+      stage "build under AddressSanitizer and UndefinedBehaviorSanitizer" \
+        build "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_SANITIZER=address,undefined \
         -DDDPRUN_WITH_CUDA=OFF
-      run_tests "$BUILD_DIR-asan"
+      stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" \
+        run_tests "$BUILD_DIR-asan"
     fi
-    echo "run.sh: the Debian package: build, install, run, purge"
-    packaging/check_deb.sh "$BUILD_DIR-deb"
+    stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

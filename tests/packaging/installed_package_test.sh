@@ -71,6 +71,8 @@ if command -v systemd-analyze >/dev/null; then
     fail "systemd-analyze verify of ddprund.service failed: $verdict"
   [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund.service warned: $verdict"
 else
-  echo "installed_package_test: systemd-analyze not found; the unit is not verified"
+  # 77: CTest's SKIP_RETURN_CODE for this test. The rest passed, but not all of it ran.
+  echo "skipped: systemd-analyze not found, so the unit is not verified (the rest passed)"
+  exit 77
 fi
 echo "installed_package_test: ok"

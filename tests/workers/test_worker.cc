@@ -15,6 +15,8 @@
 //   wait-for-signal          print "ready <pid>", then on SIGTERM/SIGINT/SIGHUP print
 //                            "got <SIGNAME>" and exit 0
 //   ignore-term              print "ready <pid>", ignore SIGTERM, wait forever
+//   rank0-exits              print "ready <pid>"; rank 0 then exits 0, the others wait for a
+//                            signal as wait-for-signal does
 //   until-world N            print "ready world=W restart=C pid=P"; exit 0 when WORLD_SIZE is
 //                            N, else wait for a stop signal as wait-for-signal does
 //   store                    exercise every store operation against the job's store
@@ -245,6 +247,11 @@ int main(int argc, char** argv) {
   }
   if (mode == "wait-for-signal") return WaitForSignal();
   if (mode == "ignore-term") return IgnoreTerm();
+  if (mode == "rank0-exits") {
+    if (Rank() != 0) return WaitForSignal();
+    std::printf("ready %d\n", static_cast<int>(::getpid()));
+    return 0;
+  }
   if (mode == "until-world") return UntilWorld(arg(2));
   if (mode == "store") return ExerciseStore();
   if (mode == "touch" && argc > 2) {

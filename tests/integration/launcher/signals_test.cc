@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <map>
 
 #include "integration/launcher/launcher_test_support.h"
 
@@ -68,6 +69,26 @@ TEST_CASE("kill -9 of ddprun leaves no worker alive") {
 }
 
 TEST_CASE("a worker that exits 0 while the others run does not end the job") {
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "2", "0"}));
-  CHECK(result.code() == 0);
+  ChildProcess ddprun(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "rank0-exits"}));
+  std::map<int, pid_t> pids;  // by rank, from "[rankR]: ready <pid>"
+  for (int i = 0; i < 3; ++i) {
+    auto line = ddprun.WaitForStdoutLine(
+        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
+    REQUIRE(line);
+    pids[std::stoi(line->substr(5))] = std::stoi(line->substr(line->find("ready ") + 6));
+  }
+  REQUIRE(pids.size() == 3);
+  // Gone means reaped: by then ddprun has seen the exit and done whatever it does about it.
+  REQUIRE(WaitForProcessGone(pids[0], std::chrono::seconds(10)));
+  // The others are released by the test with SIGHUP; had ddprun stopped the group on rank 0's
+  // exit, they would have got its SIGTERM first.
+  for (int rank : {1, 2}) REQUIRE(::kill(pids[rank], SIGHUP) == 0);
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  for (int rank : {1, 2}) {
+    const std::vector<std::string> expected = {"ready " + std::to_string(pids[rank]),
+                                               "got SIGHUP"};
+    CHECK(RankLines(ddprun.stdout_text(), rank) == expected);
+  }
 }

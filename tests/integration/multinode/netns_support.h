@@ -1,17 +1,18 @@
-// Multi-node tests in network namespaces: a network (or a warning saying why there is none here),
+// Multi-node tests in network namespaces: a network (or a skip saying why there is none here),
 // a token-protected daemon on the switch's address, and agents each in its own node namespace.
 #pragma once
 
 #include "multinode_support.h"
+#include "support/skip.h"
 #include "test_network.h"
 
 namespace ddprun::testing {
 
-// A network of `nodes` namespaces, or nullopt after a warning saying why there is none.
-inline std::optional<TestNetwork> NetworkOrWarn(int nodes) {
+// A network of `nodes` namespaces, or nullopt after SkipTest saying why there is none.
+inline std::optional<TestNetwork> NetworkOrSkip(int nodes) {
   std::string reason;
   auto network = TestNetwork::Create(nodes, reason);
-  if (!network) WARN("skipped: cannot create network namespaces: " << reason);
+  if (!network) SkipTest("cannot create network namespaces: " + reason);
   return network;
 }
 

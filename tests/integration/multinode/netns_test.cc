@@ -7,7 +7,7 @@ using namespace ddprun;
 using namespace ddprun::testing;
 
 TEST_CASE("two nodes in their own network namespaces form one world over their own addresses") {
-  auto network = NetworkOrWarn(2);
+  auto network = NetworkOrSkip(2);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
   const std::string& endpoint = job.endpoint;
@@ -31,7 +31,7 @@ TEST_CASE("two nodes in their own network namespaces form one world over their o
 }
 
 TEST_CASE("a node whose link is cut is declared lost and the others go on without it") {
-  auto network = NetworkOrWarn(3);
+  auto network = NetworkOrSkip(3);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
   auto agents = job.StartAgents(3, "cut", "2:3", {kTestWorker, "until-world", "2"});
@@ -48,7 +48,7 @@ TEST_CASE("a node whose link is cut is declared lost and the others go on withou
 }
 
 TEST_CASE("the agent on the endpoint's address hosts the rendezvous for three namespaces") {
-  auto network = NetworkOrWarn(3);
+  auto network = NetworkOrSkip(3);
   if (!network) return;
   ScratchDir dir;
   WriteFile(dir / "token", "netns-token\n");
@@ -74,7 +74,7 @@ TEST_CASE("the agent on the endpoint's address hosts the rendezvous for three na
 }
 
 TEST_CASE("across namespaces a worker failure on one node restarts both, counted job-wide") {
-  auto network = NetworkOrWarn(2);
+  auto network = NetworkOrSkip(2);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
   // fail-once: rank 1 fails in the first round once every other rank is ready (through the

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "multinode_support.h"
+#include "support/skip.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
@@ -24,10 +25,7 @@ bool MakeCertificate(const ScratchDir& dir) {
 }  // namespace
 
 TEST_CASE("with TLS, agents and their workers' store reach the daemon only through its CA") {
-  if (::access(kOpenssl, X_OK) != 0) {
-    WARN("skipped: " << kOpenssl << " is missing");
-    return;
-  }
+  if (::access(kOpenssl, X_OK) != 0) return SkipTest(std::string(kOpenssl) + " is missing");
   ScratchDir dir;
   REQUIRE(MakeCertificate(dir));
   WriteFile(dir / "token", "tls-token\n");

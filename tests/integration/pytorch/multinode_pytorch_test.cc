@@ -64,7 +64,7 @@ TEST_CASE("a PyTorch worker failing on one node restarts both, with one job-wide
 
 TEST_CASE("two nodes in their own network namespaces run a PyTorch DDP job as one world of four") {
   if (!HavePytorch()) return;
-  auto network = NetworkOrWarn(2);
+  auto network = NetworkOrSkip(2);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
   auto agents = job.StartAgents(2, "torch-ns", "2", {Script("ddp_train.py"), "--epochs", "1"}, 2,

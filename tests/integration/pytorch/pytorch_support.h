@@ -2,7 +2,7 @@
 // torch, the scripts under tests/pytorch/, and the environment that puts that interpreter first
 // on PATH, since ddprun runs a .py program with the `python3` a user's shell would find.
 //
-// Where no interpreter imports torch the tests are skipped with a warning saying how to install
+// Where no interpreter imports torch the tests are skipped (SkipTest) saying how to install
 // it; `./run.sh test` (and so CI) installs python3-torch, so there they always run.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/skip.h"
 
 namespace ddprun::testing {
 
@@ -45,11 +46,11 @@ inline const std::string& PythonWithTorch() {
   return found;
 }
 
-// False, after a warning saying how to get it, when PyTorch cannot be imported here.
+// False, after SkipTest saying how to get it, when PyTorch cannot be imported here.
 inline bool HavePytorch() {
   if (!PythonWithTorch().empty()) return true;
-  WARN(
-      "skipped: no python3 here imports torch; install it with apt-get install python3-torch "
+  SkipTest(
+      "no python3 here imports torch; install it with apt-get install python3-torch "
       "(./run.sh test does)");
   return false;
 }

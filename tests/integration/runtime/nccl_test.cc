@@ -1,5 +1,5 @@
 // The NCCL backend, and DDP on a GPU over it. The unique-id exchange runs anywhere
-// (ncclGetUniqueId needs no GPU); the rest needs a GPU and is skipped, with a warning, where there
+// (ncclGetUniqueId needs no GPU); the rest needs a GPU and is skipped, with the reason, where there
 // is none. Tagged [gpu].
 #include <cuda_runtime.h>
 
@@ -13,6 +13,7 @@
 #include "comm/nccl/unique_id_exchange.h"
 #include "ddp/distributed_data_parallel.h"
 #include "integration/runtime/rank_threads.h"
+#include "support/skip.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
@@ -58,10 +59,7 @@ TEST_CASE("rank 0's NCCL unique id reaches every rank through the store, byte fo
 }
 
 TEST_CASE("on a GPU, NCCL all_reduce and broadcast of one rank are right", "[gpu]") {
-  if (!HaveGpu()) {
-    WARN("skipped: no GPU visible");
-    return;
-  }
+  if (!HaveGpu()) return ddprun::testing::SkipTest("no GPU visible");
   const std::string outcome = OnOneGpuRank([](ddp::ProcessGroup& group) -> std::string {
     auto comm = group.communicator(ddp::Device::kCuda);
     if (!comm.ok()) return comm.status().ToString();
@@ -81,10 +79,7 @@ TEST_CASE("on a GPU, NCCL all_reduce and broadcast of one rank are right", "[gpu
 }
 
 TEST_CASE("on a GPU, DDP over NCCL takes the same training steps as DDP on the CPU", "[gpu]") {
-  if (!HaveGpu()) {
-    WARN("skipped: no GPU visible");
-    return;
-  }
+  if (!HaveGpu()) return ddprun::testing::SkipTest("no GPU visible");
   const std::string outcome = OnOneGpuRank([](ddp::ProcessGroup& group) -> std::string {
     auto make_model = [] {
       std::mt19937 generator(4);

@@ -5,13 +5,14 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "support/skip.h"
+
 TEST_CASE("OpenBLAS runs kernels for the instruction sets this CPU has") {
   const auto& kernels = ddp::cpu::ChooseBlasKernels();
   INFO("OpenBLAS detected " << kernels.detected << ", uses " << kernels.in_use);
   REQUIRE_FALSE(kernels.in_use.empty());
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
-    WARN("skipped: this CPU has no AVX2 and FMA");
-    return;
+    return ddprun::testing::SkipTest("this CPU has no AVX2 and FMA");
   }
   const std::set<std::string> pre_avx = {"Prescott", "Core2",  "Penryn",     "Dunnington",
                                          "Nehalem",  "Katmai", "Coppermine", "Northwood",

@@ -6,6 +6,7 @@
 
 #include "ddp/nn.h"
 #include "ddp/optimizer.h"
+#include "support/skip.h"
 
 using namespace ddp;
 using namespace ddp::nn;
@@ -47,18 +48,12 @@ std::vector<float> GradientOnHost(Parameter& p) {
 }  // namespace
 
 TEST_CASE("without a GPU, a CUDA matrix is refused with an error naming CUDA") {
-  if (HaveGpu()) {
-    WARN("skipped: a GPU is visible");
-    return;
-  }
+  if (HaveGpu()) return ddprun::testing::SkipTest("a GPU is visible");
   REQUIRE_THROWS_WITH(Matrix(4, 4, 0.0f, Device::kCuda), Catch::Contains("CUDA"));
 }
 
 TEST_CASE("on a GPU, Linear, ReLU and both losses give the CPU's values and gradients", "[gpu]") {
-  if (!HaveGpu()) {
-    WARN("skipped: no GPU visible");
-    return;
-  }
+  if (!HaveGpu()) return ddprun::testing::SkipTest("no GPU visible");
   const Matrix x = RandomMatrix(9, 7, 1);
   const Matrix target = RandomMatrix(9, 2, 2);
   const std::vector<int64_t> classes = {0, 1, 1, 0, 1, 0, 0, 1, 1};
@@ -92,10 +87,7 @@ TEST_CASE("on a GPU, Linear, ReLU and both losses give the CPU's values and grad
 }
 
 TEST_CASE("on a GPU, SGD, Adam and AdamW take the CPU's steps", "[gpu]") {
-  if (!HaveGpu()) {
-    WARN("skipped: no GPU visible");
-    return;
-  }
+  if (!HaveGpu()) return ddprun::testing::SkipTest("no GPU visible");
   using Factory = std::function<std::unique_ptr<Optimizer>(std::vector<ParameterRef>)>;
   const std::vector<std::pair<std::string, Factory>> optimizers = {
       {"sgd",
