@@ -18,12 +18,12 @@ echo "== nvidia-smi"
 nvidia-smi || echo "(no nvidia-smi)"
 echo "== build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-  cmake --build "$build" -j "$(nproc)" --target unit_tests integration_tests ddprun ddprund \
+  cmake --build "$build" -j "$(nproc)" --target unit_tests runtime_thread_tests ddprun ddprund \
     ddp-mlp-bench train || exit 1
 echo "== [gpu] unit tests"
 "$build/tests/unit_tests" "[gpu]" --success --reporter compact || status=1
 echo "== [gpu] integration tests"
-"$build/tests/integration_tests" "[gpu]" --success --reporter compact || status=1
+"$build/tests/runtime_thread_tests" "[gpu]" --success --reporter compact || status=1
 echo "== the seeds' model on the GPU"
 "$build/launcher/ddprun" --standalone --nproc_per_node=1 "$build/examples/train" --device cuda \
   --epochs 2 || status=1

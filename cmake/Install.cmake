@@ -1,7 +1,7 @@
 # What `cmake --install` puts under the prefix (the .deb: under /usr, and /etc):
 #   bin/ddprun, bin/ddprund
 #   lib/libddprun_runtime.so.*          the runtime, shared (ddprun::runtime)
-#   include/ddp/*.h, include/ddprun/    its public headers (and the three of ddprun's they include)
+#   include/ddp/*.h, include/ddprun/    its public headers (and the base headers they include)
 #   lib/cmake/ddprun/                   find_package(ddprun) with version checking
 #   lib/pkgconfig/ddprun.pc             pkg-config --cflags --libs ddprun
 #   lib/systemd/system/ddprund.service  the daemon's unit, reading
@@ -18,12 +18,12 @@ install(TARGETS ddprun_runtime_shared EXPORT ddprunTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ddp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/rendezvous/include/ddprun/status.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddprun)
+# The base headers the runtime's public headers include; nothing of the rendezvous.
 install(FILES
-  ${PROJECT_SOURCE_DIR}/rendezvous/include/ddprun/rendezvous/client_security.h
-  ${PROJECT_SOURCE_DIR}/rendezvous/include/ddprun/rendezvous/store_client.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddprun/rendezvous)
+  ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/client_security.h
+  ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/status.h
+  ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/thread_annotations.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddprun/base)
 
 install(EXPORT ddprunTargets NAMESPACE ddprun:: DESTINATION ${DDPRUN_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/packaging/ddprunConfig.cmake.in

@@ -1,29 +1,11 @@
 // OutputPump; see output_pump.h.
 #include "ddprun/agent/output_pump.h"
 
-#include <poll.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include "ddprun/base/files.h"
 
 namespace ddprun {
-
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {  // a non-blocking descriptor we inherited: wait, bounded
-      pollfd writable{fd, POLLOUT, 0};
-      if (::poll(&writable, 1, 10'000) > 0) continue;
-    }
-    return false;
-  }
-  return true;
-}
 
 OutputPump::OutputPump(boost::asio::io_context& io, int pipe_fd, int console_fd, std::string prefix,
                        int file_fd)
@@ -56,7 +38,8 @@ void OutputPump::ReadSome() {
 }
 
 void OutputPump::Forward(std::string_view chunk) {
-  if (file_fd_ >= 0) WriteAll(file_fd_, chunk);
+  // Output errors (a full disk, a closed console) never stop the supervisor: they are dropped.
+  if (file_fd_ >= 0) (void)WriteAll(file_fd_, chunk, "a worker's log file");
   if (console_fd_ < 0) return;
   splitter_.Append(chunk, [this](std::string_view line) { WriteConsoleLine(line); });
 }
@@ -65,7 +48,8 @@ void OutputPump::WriteConsoleLine(std::string_view line) {
   std::string out;
   out.reserve(prefix_.size() + line.size() + 1);
   out.append(prefix_).append(line).push_back('\n');
-  WriteAll(console_fd_, out);  // one write: lines of different workers never interleave
+  // One write: lines of different workers never interleave.
+  (void)WriteAll(console_fd_, out, "the console");
 }
 
 void OutputPump::Finish() {

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "ddprun/base/files.h"
+
 namespace ddprun {
 
 std::string RunLogLayout::WorkerDir(int attempt, int local_rank) const {
@@ -27,15 +29,6 @@ Status RunLogLayout::PrepareWorkerDir(int attempt, int local_rank) const {
   if (Status s = CreateDirectories(WorkerDir(attempt, local_rank)); !s.ok()) return s;
   std::error_code ignored;
   std::filesystem::remove(ErrorFile(attempt, local_rank), ignored);
-  return Status::Ok();
-}
-
-Status CreateDirectories(const std::string& path) {
-  std::error_code error;
-  std::filesystem::create_directories(path, error);
-  if (error) {
-    return InvalidArgumentError("cannot create directory " + path + ": " + error.message());
-  }
   return Status::Ok();
 }
 

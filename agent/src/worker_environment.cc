@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include "ddprun/base/worker_environment_contract.h"
+
 extern char** environ;
 
 namespace ddprun {
@@ -27,59 +29,59 @@ std::string OwnDevice(const EnvironmentMap& inherited, int local_rank) {
 EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const JobEnvironment& job,
                                       const WorkerPlacement& placement,
                                       const std::string& error_file) {
+  namespace contract = worker_env;
   EnvironmentMap env = inherited;
-  auto set = [&env](const char* key, const auto& value) {
+  auto set = [&env](const contract::Variable& variable, const auto& value) {
     if constexpr (std::is_arithmetic_v<std::decay_t<decltype(value)>>) {
-      env[key] = std::to_string(value);
+      env[variable.name] = std::to_string(value);
     } else {
-      env[key] = value;
+      env[variable.name] = value;
     }
   };
+  auto set_unless_inherited = [&](const contract::Variable& variable, const std::string& value) {
+    if (!env.contains(variable.name)) set(variable, value);
+  };
   if (job.virtual_local_rank) {
-    set("LOCAL_RANK", 0);
-    set("CUDA_VISIBLE_DEVICES", OwnDevice(inherited, placement.local_rank));
+    set(contract::kLocalRank, 0);
+    set(contract::kCudaVisibleDevices, OwnDevice(inherited, placement.local_rank));
   } else {
-    set("LOCAL_RANK", placement.local_rank);
+    set(contract::kLocalRank, placement.local_rank);
   }
-  set("RANK", placement.global_rank);
-  set("GROUP_RANK", placement.group_rank);
-  set("ROLE_RANK", placement.global_rank);
-  set("ROLE_NAME", job.role);
-  set("LOCAL_WORLD_SIZE", placement.local_world_size);
-  set("WORLD_SIZE", placement.world_size);
-  set("GROUP_WORLD_SIZE", placement.group_world_size);
-  set("ROLE_WORLD_SIZE", placement.world_size);
-  set("MASTER_ADDR", job.master_addr);
-  set("MASTER_PORT", job.master_port);
-  set("TORCHELASTIC_RESTART_COUNT", job.restart_count);
-  set("TORCHELASTIC_MAX_RESTARTS", job.max_restarts);
-  set("TORCHELASTIC_RUN_ID", job.run_id);
-  set("TORCHELASTIC_ERROR_FILE", error_file);
+  set(contract::kRank, placement.global_rank);
+  set(contract::kGroupRank, placement.group_rank);
+  set(contract::kRoleRank, placement.global_rank);
+  set(contract::kRoleName, job.role);
+  set(contract::kLocalWorldSize, placement.local_world_size);
+  set(contract::kWorldSize, placement.world_size);
+  set(contract::kGroupWorldSize, placement.group_world_size);
+  set(contract::kRoleWorldSize, placement.world_size);
+  set(contract::kMasterAddr, job.master_addr);
+  set(contract::kMasterPort, job.master_port);
+  set(contract::kRestartCount, job.restart_count);
+  set(contract::kMaxRestarts, job.max_restarts);
+  set(contract::kRunId, job.run_id);
+  set(contract::kErrorFile, error_file);
   // ddprun hosts no TCPStore for the workers: rank 0 of a PyTorch job creates its own on
   // MASTER_PORT, which ddprun reserved for it.
-  set("TORCHELASTIC_USE_AGENT_STORE", std::string("False"));
-  if (!env.contains("TORCH_NCCL_ASYNC_ERROR_HANDLING")) {
-    set("TORCH_NCCL_ASYNC_ERROR_HANDLING", std::string("1"));
+  set(contract::kUseAgentStore, std::string("False"));
+  set_unless_inherited(contract::kNcclAsyncErrorHandling, "1");
+  if (!job.node_interface.empty()) {
+    set_unless_inherited(contract::kGlooSocketIfname, job.node_interface);
   }
-  if (!job.node_interface.empty() && !env.contains("GLOO_SOCKET_IFNAME")) {
-    set("GLOO_SOCKET_IFNAME", job.node_interface);
-  }
-  if (placement.local_world_size > 1 && !env.contains("OMP_NUM_THREADS")) {
-    set("OMP_NUM_THREADS", std::string("1"));
-  }
-  set("DDPRUN_STORE_ADDR", job.store_address);
-  set("DDPRUN_TOKEN", job.store_token);
+  if (placement.local_world_size > 1) set_unless_inherited(contract::kOmpNumThreads, "1");
+  set(contract::kStoreAddr, job.store_address);
+  set(contract::kToken, job.store_token);
   // TLS to the store: the files the agent was given, for the worker's store client to read.
-  const std::pair<const char*, const std::string*> tls_files[] = {
-      {"DDPRUN_TLS_CA", &job.store_tls.ca_file},
-      {"DDPRUN_TLS_CERT", &job.store_tls.cert_file},
-      {"DDPRUN_TLS_KEY", &job.store_tls.key_file}};
-  for (const auto& [name, file] : tls_files) {
-    if (!file->empty()) set(name, *file);
+  const std::pair<const contract::Variable*, const std::string*> tls_files[] = {
+      {&contract::kTlsCa, &job.store_tls.ca_file},
+      {&contract::kTlsCert, &job.store_tls.cert_file},
+      {&contract::kTlsKey, &job.store_tls.key_file}};
+  for (const auto& [variable, file] : tls_files) {
+    if (!file->empty()) set(*variable, *file);
   }
-  set("DDPRUN_NODE_ADDR", job.node_address);
-  set("DDPRUN_JOB_ID", job.run_id);
-  set("DDPRUN_ROUND", job.round);
+  set(contract::kNodeAddr, job.node_address);
+  set(contract::kJobId, job.run_id);
+  set(contract::kRound, job.round);
   return env;
 }
 

@@ -11,12 +11,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "ddprun/agent/output_pump.h"
 #include "ddprun/agent/worker_process.h"
-#include "ddprun/logging.h"
+#include "ddprun/base/files.h"
+#include "ddprun/base/logging.h"
 
 namespace ddprun {
 namespace {
@@ -47,15 +46,6 @@ struct Worker {
   std::shared_ptr<OutputPump> stdout_pump;
   std::shared_ptr<OutputPump> stderr_pump;
 };
-
-std::string ReadSmallFile(const std::string& path, size_t limit = 64 << 10) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::string text(limit, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(limit));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return text;
-}
 
 int OpenLogFile(const std::string& path) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -313,7 +303,8 @@ struct WorkerGroupSupervisor::Impl {
     } else {
       failure.exit_code = WEXITSTATUS(wait_status);
     }
-    failure.error_file_text = ReadSmallFile(worker.error_file);
+    // What the worker wrote to its error file, if anything (64 KiB at most).
+    failure.error_file_text = ReadFileHead(worker.error_file, 64 << 10).value_or("");
     log->warn("rank {} (pid {}) failed: {}", failure.global_rank, failure.pid,
               DescribeExit(failure));
     failures.push_back(std::move(failure));
@@ -443,7 +434,9 @@ int WorkerGroupSupervisor::Run() {
   impl_->WatchStopSignals();
   impl_->Begin();
   impl_->io.run();
-  if (!impl_->failure_report.empty()) WriteAll(STDERR_FILENO, impl_->failure_report);
+  if (!impl_->failure_report.empty()) {
+    (void)WriteAll(STDERR_FILENO, impl_->failure_report, "the failure report to stderr");
+  }
   return impl_->exit_status;
 }
 

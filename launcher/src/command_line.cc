@@ -5,17 +5,19 @@
 #include <sched.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 
 #include "ddprun/agent/run_log_layout.h"
+#include "ddprun/base/files.h"
+#include "ddprun/base/hex.h"
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/version.h"
 #include "ddprun/launcher/program_resolution.h"
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/rendezvous_conf.h"
-#include "ddprun/version.h"
 #include "torchrun_compat_options.h"
 
 namespace ddprun {
@@ -56,13 +58,6 @@ struct RawOptions {
   TorchrunCompatOptions compat;
 };
 
-std::optional<int> ParseInt(const std::string& text) {
-  int value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
 // GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes.
 int CountGpus() {
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
@@ -76,7 +71,8 @@ int CountGpus() {
   if (DIR* dev = ::opendir("/dev")) {
     while (dirent* entry = ::readdir(dev)) {
       std::string name = entry->d_name;
-      if (name.size() > 6 && name.rfind("nvidia", 0) == 0 && ParseInt(name.substr(6)).has_value()) {
+      if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+          ParseInteger<int>(name.substr(6)).has_value()) {
         ++count;
       }
     }
@@ -104,7 +100,7 @@ Result<int> ResolveNprocPerNode(const std::string& text) {
     const int gpus = CountGpus();
     return gpus > 0 ? gpus : CountCpus();
   }
-  auto value = ParseInt(text);
+  auto value = ParseInteger<int>(text);
   if (!value || *value < 1 || *value > kMaxProcsPerNode) {
     return InvalidArgumentError("--nproc_per_node must be an integer from 1 to " +
                                 std::to_string(kMaxProcsPerNode) + ", auto, cpu or gpu, not '" +
@@ -115,8 +111,9 @@ Result<int> ResolveNprocPerNode(const std::string& text) {
 
 Status ResolveNnodes(const std::string& text, LaunchConfig& config) {
   const auto colon = text.find(':');
-  auto min_nodes = ParseInt(text.substr(0, colon));
-  auto max_nodes = colon == std::string::npos ? min_nodes : ParseInt(text.substr(colon + 1));
+  auto min_nodes = ParseInteger<int>(text.substr(0, colon));
+  auto max_nodes =
+      colon == std::string::npos ? min_nodes : ParseInteger<int>(text.substr(colon + 1));
   if (!min_nodes || !max_nodes || *min_nodes < 1 || *max_nodes < *min_nodes) {
     return InvalidArgumentError("--nnodes must be N or MIN:MAX with 1 <= MIN <= MAX, not '" + text +
                                 "'");
@@ -141,7 +138,7 @@ std::vector<std::string> SplitCommas(const std::string& text) {
 // "3", or a per-local-rank map "0:1,1:2" (torchrun's --redirects/--tee).
 Result<PerRankStreams> ParsePerRankStreams(const std::string& flag, const std::string& text) {
   auto streams_of = [](const std::string& value) -> std::optional<StdStreams> {
-    auto number = ParseInt(value);
+    auto number = ParseInteger<int>(value);
     if (!number || *number < 0 || *number > 3) return std::nullopt;
     return static_cast<StdStreams>(*number);
   };
@@ -159,7 +156,7 @@ Result<PerRankStreams> ParsePerRankStreams(const std::string& flag, const std::s
   for (const std::string& item : SplitCommas(text)) {
     const auto colon = item.find(':');
     if (colon == std::string::npos) return InvalidArgumentError(usage);
-    auto rank = ParseInt(item.substr(0, colon));
+    auto rank = ParseInteger<int>(item.substr(0, colon));
     auto streams = streams_of(item.substr(colon + 1));
     if (!rank || *rank < 0 || !streams) return InvalidArgumentError(usage);
     result.by_local_rank[*rank] = *streams;
@@ -170,7 +167,7 @@ Result<PerRankStreams> ParsePerRankStreams(const std::string& flag, const std::s
 Result<std::set<int>> ParseRankList(const std::string& text, int nproc) {
   std::set<int> ranks;
   for (const std::string& item : SplitCommas(text)) {
-    auto rank = ParseInt(item);
+    auto rank = ParseInteger<int>(item);
     if (!rank || *rank < 0 || *rank >= nproc) {
       return InvalidArgumentError("--local_ranks_filter must list local ranks from 0 to " +
                                   std::to_string(nproc - 1) + " separated by commas, not '" + text +
@@ -187,14 +184,8 @@ std::string RandomRunId() {
   arc4random_buf(bytes, sizeof(bytes));
   bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);
   bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) id.push_back('-');
-    id.push_back(hex[bytes[i] >> 4]);
-    id.push_back(hex[bytes[i] & 15]);
-  }
-  return id;
+  return HexEncode(bytes, 4) + "-" + HexEncode(bytes + 4, 2) + "-" + HexEncode(bytes + 6, 2) + "-" +
+         HexEncode(bytes + 8, 2) + "-" + HexEncode(bytes + 10, 6);
 }
 
 // Every flag, with torchrun's spellings and PET_* variable.

@@ -11,11 +11,11 @@
 #include <iostream>
 
 #include "ddprun/agent/worker_group_supervisor.h"
+#include "ddprun/base/logging.h"
+#include "ddprun/base/version.h"
 #include "ddprun/launcher/command_line.h"
 #include "ddprun/launcher/status_command.h"
-#include "ddprun/logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
-#include "ddprun/version.h"
 #include "node_setup.h"
 #include "rendezvous_node.h"
 

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ddprun/bound_socket.h"
+#include "ddprun/base/bound_socket.h"
 
 namespace ddprun {
 

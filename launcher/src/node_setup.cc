@@ -7,7 +7,8 @@
 
 #include "ddprun/agent/local_coordinator.h"
 #include "ddprun/agent/rendezvous_coordinator.h"
-#include "ddprun/logging.h"
+#include "ddprun/base/hex.h"
+#include "ddprun/base/logging.h"
 #include "node_address.h"
 #include "rendezvous_node.h"
 
@@ -20,13 +21,7 @@ Result<std::string> NewToken() {
   if (::getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
     return ErrnoError("getrandom for the store token", errno);
   }
-  static const char* hex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token.push_back(hex[b >> 4]);
-    token.push_back(hex[b & 15]);
-  }
-  return token;
+  return HexEncode(bytes, sizeof(bytes));
 }
 
 }  // namespace

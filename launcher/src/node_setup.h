@@ -11,7 +11,7 @@
 #include "ddprun/agent/launch_config.h"
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/worker_environment.h"
-#include "ddprun/bound_socket.h"
+#include "ddprun/base/bound_socket.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 
 namespace ddprun {

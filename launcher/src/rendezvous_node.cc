@@ -10,8 +10,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
 
-#include "ddprun/logging.h"
-#include "ddprun/security_files.h"
+#include "ddprun/base/ipv4.h"
+#include "ddprun/base/logging.h"
+#include "ddprun/base/security_files.h"
 #include "node_address.h"
 
 namespace ddprun {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ddprun/agent/launch_config.h"
-#include "ddprun/bound_socket.h"
+#include "ddprun/base/bound_socket.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/rendezvous/session_client.h"
 

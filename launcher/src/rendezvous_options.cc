@@ -1,9 +1,8 @@
 // Endpoint and security flags; see rendezvous_options.h.
 #include "ddprun/launcher/rendezvous_options.h"
 
-#include <charconv>
-
-#include "ddprun/security_files.h"
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/security_files.h"
 
 namespace ddprun {
 
@@ -18,13 +17,9 @@ Result<Endpoint> ParseEndpoint(const std::string& text, int default_port) {
     return InvalidArgumentError(usage + " (IPv6 addresses are not supported)");
   }
   const std::string port_text = text.substr(colon + 1);
-  int port = 0;
-  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (error != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
-      port > 65535) {
-    return InvalidArgumentError(usage + ": the port must be from 1 to 65535");
-  }
-  return Endpoint{text.substr(0, colon), port};
+  const auto port = ParseInteger<int>(text.substr(colon + 1), 1, 65535);
+  if (!port) return InvalidArgumentError(usage + ": the port must be from 1 to 65535");
+  return Endpoint{text.substr(0, colon), *port};
 }
 
 void AddSecurityOptions(CLI::App& app, std::string& token_file, std::string& tls_cert,

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ddprun/agent/launch_config.h"
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ddprun/logging.h"
+#include "ddprun/base/files.h"
+#include "ddprun/base/logging.h"
 #include "ddprun/rendezvous/daemon_config.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 
@@ -44,9 +45,9 @@ int main(int argc, char** argv) {
   }
   const int port = server.value()->port();
   if (!config.port_file.empty()) {
-    if (std::string error = WriteFileAtomically(config.port_file, std::to_string(port) + "\n");
-        !error.empty()) {
-      std::fprintf(stderr, "ddprund: error: --port-file: %s\n", error.c_str());
+    if (Status written = WriteFileAtomically(config.port_file, std::to_string(port) + "\n");
+        !written.ok()) {
+      std::fprintf(stderr, "ddprund: error: --port-file: %s\n", written.message().c_str());
       return 1;
     }
   }

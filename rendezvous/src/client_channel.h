@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "ddprun/rendezvous/client_security.h"
+#include "ddprun/base/client_security.h"
 
 namespace ddprun {
 

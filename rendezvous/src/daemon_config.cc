@@ -1,18 +1,12 @@
 // ParseDaemonCommandLine; see daemon_config.h.
 #include "ddprun/rendezvous/daemon_config.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 
+#include "ddprun/base/ipv4.h"
+#include "ddprun/base/security_files.h"
+#include "ddprun/base/version.h"
 #include "ddprun/rendezvous/daemon_config_file.h"
-#include "ddprun/security_files.h"
-#include "ddprun/version.h"
 
 namespace ddprun {
 namespace {
@@ -79,8 +73,7 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   if (config.port < 0 || config.port > 65535) {
     return DaemonUsageError{"--port must be from 0 to 65535, not " + std::to_string(config.port)};
   }
-  in_addr parsed{};
-  if (config.bind != "localhost" && ::inet_pton(AF_INET, config.bind.c_str(), &parsed) != 1) {
+  if (config.bind != "localhost" && !IsIpv4Address(config.bind)) {
     return DaemonUsageError{"--bind must be an IPv4 address such as 0.0.0.0 or 127.0.0.1, not '" +
                             config.bind + "'"};
   }
@@ -101,21 +94,6 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   config.tls_key_pem = std::move(tls.key_pem);
   config.tls_ca_pem = std::move(tls.ca_pem);
   return config;
-}
-
-std::string WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return "cannot create " + temporary + ": " + std::strerror(errno);
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written || !synced || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string error = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return "cannot write " + path + ": " + error;
-  }
-  return "";
 }
 
 }  // namespace ddprun

@@ -1,44 +1,32 @@
 // ddprund's configuration file; see daemon_config_file.h.
 #include "ddprun/rendezvous/daemon_config_file.h"
 
-#include <arpa/inet.h>
-
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 
-#include "ddprun/security_files.h"
+#include "ddprun/base/ipv4.h"
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/security_files.h"
 
 namespace ddprun {
 namespace {
-
-std::string Trim(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  const size_t last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
 
 // What each key accepts: checks the value and stores it; an error message otherwise.
 using KeyParser = std::function<std::string(const std::string& value, DaemonFileSettings&)>;
 
 std::string ParsePort(const std::string& value, DaemonFileSettings& settings) {
-  int port = -1;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), port);
-  if (error != std::errc() || end != value.data() + value.size() || port < 0 || port > 65535) {
-    return "'" + value + "' is not a port number from 0 to 65535";
-  }
-  settings.port = port;
+  const auto port = ParseInteger<int>(value, 0, 65535);
+  if (!port) return "'" + value + "' is not a port number from 0 to 65535";
+  settings.port = *port;
   return "";
 }
 
 std::string ParseBind(const std::string& value, DaemonFileSettings& settings) {
-  in_addr parsed{};
-  if (value != "localhost" && ::inet_pton(AF_INET, value.c_str(), &parsed) != 1) {
+  if (value != "localhost" && !IsIpv4Address(value)) {
     return "'" + value + "' is not an IPv4 address such as 0.0.0.0 or 127.0.0.1";
   }
   settings.bind = value;

@@ -3,7 +3,7 @@
 
 #include <grpcpp/support/status.h>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -1,8 +1,9 @@
 // KeyValueStore; see key_value_store.h.
 #include "ddprun/rendezvous/key_value_store.h"
 
-#include <charconv>
 #include <limits>
+
+#include "ddprun/base/store_add.h"
 
 namespace ddprun {
 namespace {
@@ -83,19 +84,10 @@ Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string
   int64_t sum = 0;
   {
     std::lock_guard lock(mu_);
-    int64_t current = 0;
-    if (auto it = entries_.find({scope, key}); it != entries_.end()) {
-      const std::string& text = it->second;
-      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), current);
-      if (error != std::errc() || end != text.data() + text.size()) {
-        return InvalidArgumentError("store key '" + key +
-                                    "' holds a value that is not an integer; add needs one");
-      }
-    }
-    if (__builtin_add_overflow(current, delta, &sum)) {
-      return InvalidArgumentError("adding " + std::to_string(delta) + " to store key '" + key +
-                                  "' overflows a 64-bit integer");
-    }
+    auto it = entries_.find({scope, key});
+    auto added = AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key);
+    if (!added.ok()) return added.status();
+    sum = added.value();
     if (Status s = StoreLocked(scope, key, std::to_string(sum), ready); !s.ok()) return s;
   }
   RunAll(ready);

@@ -1,10 +1,10 @@
 // ParseRendezvousConf; see rendezvous_conf.h.
 #include "ddprun/rendezvous/rendezvous_conf.h"
 
-#include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
+
+#include "ddprun/base/parsing.h"
 
 namespace ddprun {
 
@@ -42,13 +42,12 @@ Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
                                   "'; ddprun knows join_timeout, last_call_timeout, "
                                   "heartbeat_timeout and close_timeout (seconds)");
     }
-    char* parsed_end = nullptr;
-    const double seconds = std::strtod(value.c_str(), &parsed_end);
-    if (value.empty() || *parsed_end != '\0' || !(seconds > 0) || seconds > 86400 * 7) {
+    const auto duration = ParseSeconds(value);
+    if (!duration || duration->count() == 0) {
       return InvalidArgumentError("--rdzv_conf: " + key +
                                   " must be a positive number of seconds, not '" + value + "'");
     }
-    *field->second = std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+    *field->second = *duration;
   }
   return settings;
 }

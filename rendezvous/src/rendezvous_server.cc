@@ -12,8 +12,8 @@
 #include <optional>
 #include <thread>
 
-#include "ddprun/bound_socket.h"
-#include "ddprun/logging.h"
+#include "ddprun/base/bound_socket.h"
+#include "ddprun/base/logging.h"
 #include "rendezvous_service.h"
 
 namespace ddprun {

@@ -4,7 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "ddprun/logging.h"
+#include "ddprun/base/logging.h"
 #include "grpc_status.h"
 #include "session_reactor.h"
 

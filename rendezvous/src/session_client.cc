@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "client_channel.h"
-#include "ddprun/logging.h"
+#include "ddprun/base/logging.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
 

@@ -3,7 +3,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "ddprun/logging.h"
+#include "ddprun/base/logging.h"
 #include "grpc_status.h"
 
 namespace ddprun {

@@ -3,13 +3,14 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <thread>
 
 #include "client_channel.h"
-#include "ddprun/security_files.h"
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/security_files.h"
+#include "ddprun/base/status_macros.h"
+#include "ddprun/base/worker_environment_contract.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
 
@@ -30,44 +31,32 @@ Status Describe(const grpc::Status& status, const std::string& what, const std::
   return {converted.code(), message};
 }
 
-Result<std::string> RequireEnv(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') {
-    return InvalidArgumentError(std::string(name) +
+Result<std::string> RequireEnv(const worker_env::Variable& variable) {
+  auto value = worker_env::Lookup(variable);
+  if (!value) {
+    return InvalidArgumentError(std::string(variable.name) +
                                 " is not set; run this program under ddprun, or set it");
   }
-  return std::string(value);
+  return *value;
 }
 
 }  // namespace
 
 Result<std::unique_ptr<StoreClient>> StoreClient::FromEnvironment() {
   StoreClientOptions options;
-  auto address = RequireEnv("DDPRUN_STORE_ADDR");
-  if (!address.ok()) return address.status();
-  auto job = RequireEnv("DDPRUN_JOB_ID");
-  if (!job.ok()) return job.status();
-  auto round = RequireEnv("DDPRUN_ROUND");
-  if (!round.ok()) return round.status();
-  const std::string& text = round.value();
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), options.round);
-  if (error != std::errc() || end != text.data() + text.size() || options.round < 0) {
-    return InvalidArgumentError("DDPRUN_ROUND must be a non-negative integer, not '" + text + "'");
+  ASSIGN_OR_RETURN(options.address, RequireEnv(worker_env::kStoreAddr));
+  ASSIGN_OR_RETURN(options.job_id, RequireEnv(worker_env::kJobId));
+  ASSIGN_OR_RETURN(const std::string round, RequireEnv(worker_env::kRound));
+  const auto parsed_round = ParseInteger<int64_t>(round, 0);
+  if (!parsed_round) {
+    return InvalidArgumentError("DDPRUN_ROUND must be a non-negative integer, not '" + round + "'");
   }
-  options.address = std::move(address).value();
-  options.job_id = std::move(job).value();
-  if (const char* token = std::getenv("DDPRUN_TOKEN")) options.security.token = token;
-  const std::pair<const char*, std::string*> tls_files[] = {
-      {"DDPRUN_TLS_CA", &options.security.tls_ca_pem},
-      {"DDPRUN_TLS_CERT", &options.security.tls_cert_pem},
-      {"DDPRUN_TLS_KEY", &options.security.tls_key_pem}};
-  for (const auto& [name, pem] : tls_files) {
-    const char* path = std::getenv(name);
-    if (path == nullptr || *path == '\0') continue;
-    auto file = ReadPemFile(name, path);
-    if (!file.ok()) return file.status();
-    *pem = std::move(file).value();
-  }
+  options.round = *parsed_round;
+  options.security.token = worker_env::Lookup(worker_env::kToken).value_or("");
+  RETURN_IF_ERROR(ReadWorkerTlsFiles(worker_env::Lookup(worker_env::kTlsCa).value_or(""),
+                                     worker_env::Lookup(worker_env::kTlsCert).value_or(""),
+                                     worker_env::Lookup(worker_env::kTlsKey).value_or(""),
+                                     options.security));
   return Connect(options);
 }
 

@@ -1,31 +1,34 @@
 // ddp::Environment::FromProcess; see environment.h.
 #include "ddp/environment.h"
 
-#include <charconv>
-#include <cstdlib>
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/status_macros.h"
+#include "ddprun/base/worker_environment_contract.h"
 
 namespace ddp {
 namespace {
 
-ddprun::Result<std::string> Text(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') {
-    return ddprun::InvalidArgumentError(std::string(name) +
+namespace contract = ddprun::worker_env;
+
+ddprun::Result<std::string> Required(const contract::Variable& variable) {
+  auto value = contract::Lookup(variable);
+  if (!value) {
+    return ddprun::InvalidArgumentError(std::string(variable.name) +
                                         " is not set; run this program under ddprun");
   }
-  return std::string(value);
+  return *value;
 }
 
 template <typename Int>
-ddprun::Status Integer(const char* name, Int min_value, Int& out) {
-  auto text = Text(name);
-  if (!text.ok()) return text.status();
-  const std::string& s = text.value();
-  auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (error != std::errc() || end != s.data() + s.size() || out < min_value) {
-    return ddprun::InvalidArgumentError(std::string(name) + " must be an integer of at least " +
-                                        std::to_string(min_value) + ", not '" + s + "'");
+ddprun::Status RequiredInteger(const contract::Variable& variable, Int min_value, Int& out) {
+  ASSIGN_OR_RETURN(const std::string text, Required(variable));
+  const auto value = ddprun::ParseInteger<Int>(text, min_value);
+  if (!value) {
+    return ddprun::InvalidArgumentError(std::string(variable.name) +
+                                        " must be an integer of at least " +
+                                        std::to_string(min_value) + ", not '" + text + "'");
   }
+  out = *value;
   return ddprun::Status::Ok();
 }
 
@@ -33,29 +36,26 @@ ddprun::Status Integer(const char* name, Int min_value, Int& out) {
 
 ddprun::Result<Environment> Environment::FromProcess() {
   Environment env;
-  for (ddprun::Status status :
-       {Integer("RANK", 0, env.rank), Integer("WORLD_SIZE", 1, env.world_size),
-        Integer("LOCAL_RANK", 0, env.local_rank),
-        Integer("LOCAL_WORLD_SIZE", 1, env.local_world_size),
-        Integer("GROUP_RANK", 0, env.group_rank),
-        Integer("TORCHELASTIC_RESTART_COUNT", 0, env.restart_count),
-        Integer("MASTER_PORT", 1, env.master_port),
-        Integer<int64_t>("DDPRUN_ROUND", 0, env.round)}) {
-    if (!status.ok()) return status;
-  }
+  RETURN_IF_ERROR(RequiredInteger(contract::kRank, 0, env.rank));
+  RETURN_IF_ERROR(RequiredInteger(contract::kWorldSize, 1, env.world_size));
+  RETURN_IF_ERROR(RequiredInteger(contract::kLocalRank, 0, env.local_rank));
+  RETURN_IF_ERROR(RequiredInteger(contract::kLocalWorldSize, 1, env.local_world_size));
+  RETURN_IF_ERROR(RequiredInteger(contract::kGroupRank, 0, env.group_rank));
+  RETURN_IF_ERROR(RequiredInteger(contract::kRestartCount, 0, env.restart_count));
+  RETURN_IF_ERROR(RequiredInteger(contract::kMasterPort, 1, env.master_port));
+  RETURN_IF_ERROR(RequiredInteger<int64_t>(contract::kRound, 0, env.round));
   if (env.rank >= env.world_size) {
     return ddprun::InvalidArgumentError("RANK " + std::to_string(env.rank) +
                                         " is not below WORLD_SIZE " +
                                         std::to_string(env.world_size));
   }
-  for (auto [name, field] : {std::pair{"MASTER_ADDR", &env.master_addr},
-                             {"DDPRUN_JOB_ID", &env.job_id},
-                             {"DDPRUN_STORE_ADDR", &env.store_address}}) {
-    auto text = Text(name);
-    if (!text.ok()) return text.status();
-    *field = std::move(text).value();
-  }
-  if (const char* token = std::getenv("DDPRUN_TOKEN")) env.store_token = token;
+  ASSIGN_OR_RETURN(env.master_addr, Required(contract::kMasterAddr));
+  ASSIGN_OR_RETURN(env.job_id, Required(contract::kJobId));
+  ASSIGN_OR_RETURN(env.store_address, Required(contract::kStoreAddr));
+  env.store_token = contract::Lookup(contract::kToken).value_or("");
+  env.tls_ca_file = contract::Lookup(contract::kTlsCa).value_or("");
+  env.tls_cert_file = contract::Lookup(contract::kTlsCert).value_or("");
+  env.tls_key_file = contract::Lookup(contract::kTlsKey).value_or("");
   return env;
 }
 

@@ -1,17 +1,21 @@
 // ddp::ProcessGroup; see process_group.h.
 #include "ddp/process_group.h"
 
-#include <cmath>
-#include <cstdlib>
-
 #include "comm/communicator_factory.h"
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/security_files.h"
+#include "ddprun/base/status_macros.h"
+#include "ddprun/base/worker_environment_contract.h"
+#include "rendezvous_store.h"
 
 namespace ddp {
 namespace {
 
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : fallback;
+namespace contract = ddprun::worker_env;
+
+// The variable's value, or its default from the contract.
+std::string ValueOrDefault(const contract::Variable& variable) {
+  return contract::Lookup(variable).value_or(variable.default_value);
 }
 
 }  // namespace
@@ -24,30 +28,31 @@ ddprun::Result<ProcessGroupOptions> OptionsFromEnvironment(const Environment& en
   options.local_world_size = environment.local_world_size;
   options.store_address = environment.store_address;
   options.security.token = environment.store_token;
+  RETURN_IF_ERROR(ddprun::ReadWorkerTlsFiles(environment.tls_ca_file, environment.tls_cert_file,
+                                             environment.tls_key_file, options.security));
   options.job_id = environment.job_id;
   options.round = environment.round;
-  options.host = EnvOr("DDPRUN_NODE_ADDR", "127.0.0.1");
-  options.backend = EnvOr("DDPRUN_BACKEND", "auto");
+  options.host = ValueOrDefault(contract::kNodeAddr);
+  options.backend = ValueOrDefault(contract::kBackend);
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "nccl") {
     return ddprun::InvalidArgumentError("DDPRUN_BACKEND must be auto, cpu or nccl, not '" +
                                         options.backend + "'");
   }
-  options.cpu_transport = EnvOr("DDPRUN_CPU_TRANSPORT", "auto");
+  options.cpu_transport = ValueOrDefault(contract::kCpuTransport);
   if (options.cpu_transport != "auto" && options.cpu_transport != "tcp") {
     return ddprun::InvalidArgumentError("DDPRUN_CPU_TRANSPORT must be auto or tcp, not '" +
                                         options.cpu_transport + "'");
   }
-  for (auto [name, field] : {std::pair{"DDPRUN_TIMEOUT", &options.timeout},
-                             {"DDPRUN_STORE_RETRY", &options.store_retry}}) {
-    const std::string text = EnvOr(name, "");
-    if (text.empty()) continue;
-    char* end = nullptr;
-    const double seconds = std::strtod(text.c_str(), &end);
-    if (*end != '\0' || !(seconds >= 0) || seconds > 7 * 86400) {
-      return ddprun::InvalidArgumentError(std::string(name) +
-                                          " must be a number of seconds, not '" + text + "'");
+  for (auto [variable, field] : {std::pair{&contract::kTimeout, &options.timeout},
+                                 {&contract::kStoreRetry, &options.store_retry}}) {
+    const auto text = contract::Lookup(*variable);
+    if (!text) continue;
+    const auto seconds = ddprun::ParseSeconds(*text);
+    if (!seconds) {
+      return ddprun::InvalidArgumentError(std::string(variable->name) +
+                                          " must be a number of seconds, not '" + *text + "'");
     }
-    *field = std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+    *field = *seconds;
   }
   if (options.timeout.count() == 0) {
     return ddprun::InvalidArgumentError("DDPRUN_TIMEOUT must be more than 0 seconds");
@@ -56,37 +61,38 @@ ddprun::Result<ProcessGroupOptions> OptionsFromEnvironment(const Environment& en
 }
 
 ddprun::Result<std::unique_ptr<ProcessGroup>> ProcessGroup::FromEnv() {
-  auto environment = Environment::FromProcess();
-  if (!environment.ok()) return environment.status();
-  auto options = OptionsFromEnvironment(environment.value());
-  if (!options.ok()) return options.status();
-  return Create(options.value());
+  ASSIGN_OR_RETURN(const Environment environment, Environment::FromProcess());
+  ASSIGN_OR_RETURN(const ProcessGroupOptions options, OptionsFromEnvironment(environment));
+  return Create(options);
 }
 
 ddprun::Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(
     const ProcessGroupOptions& options) {
-  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
-    return ddprun::InvalidArgumentError("rank " + std::to_string(options.rank) +
-                                        " does not fit a world of " +
-                                        std::to_string(options.world_size));
-  }
   if (options.store_address.empty() || options.job_id.empty()) {
     return ddprun::InvalidArgumentError(
         "a process group needs the store's address and the job id (DDPRUN_STORE_ADDR, "
         "DDPRUN_JOB_ID); run under ddprun");
   }
-  std::unique_ptr<ProcessGroup> group(new ProcessGroup(options));
   ddprun::StoreClientOptions store;
   store.address = options.store_address;
   store.security = options.security;
   store.job_id = options.job_id;
   store.round = options.round;
   store.retry_timeout = options.store_retry;
-  group->store_ = ddprun::StoreClient::Connect(store);
+  return Create(options, std::make_shared<RendezvousStore>(store));
+}
+
+ddprun::Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(
+    const ProcessGroupOptions& options, std::shared_ptr<Store> store) {
+  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
+    return ddprun::InvalidArgumentError("rank " + std::to_string(options.rank) +
+                                        " does not fit a world of " +
+                                        std::to_string(options.world_size));
+  }
+  std::unique_ptr<ProcessGroup> group(new ProcessGroup(options));
+  group->store_ = std::move(store);
   if (options.backend != "nccl") {  // every rank connects the CPU ring now, together
-    auto cpu = CreateCommunicator(options, *group->store_, Device::kCpu);
-    if (!cpu.ok()) return cpu.status();
-    group->cpu_ = std::move(cpu).value();
+    ASSIGN_OR_RETURN(group->cpu_, CreateCommunicator(options, *group->store_, Device::kCpu));
   }
   return group;
 }
@@ -100,9 +106,7 @@ ddprun::Result<Communicator*> ProcessGroup::communicator(Device device) {
         "DDPRUN_BACKEND=nccl: this process group has no communicator for CPU tensors");
   }
   if (!cuda_) {
-    auto created = CreateCommunicator(options_, *store_, device);
-    if (!created.ok()) return created.status();
-    cuda_ = std::move(created).value();
+    ASSIGN_OR_RETURN(cuda_, CreateCommunicator(options_, *store_, device));
   }
   return cuda_.get();
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddp {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ddp/device_array.h"
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddp {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddp {
 

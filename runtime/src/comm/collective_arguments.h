@@ -8,7 +8,7 @@
 
 #include "ddp/tensor.h"
 #include "ddp/work.h"
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddp {
 

@@ -17,8 +17,7 @@ bool NcclBuiltIn() {
 }
 
 ddprun::Result<std::unique_ptr<Communicator>> CreateCommunicator(const ProcessGroupOptions& options,
-                                                                 ddprun::StoreClient& store,
-                                                                 Device device) {
+                                                                 Store& store, Device device) {
   const bool want_nccl =
       options.backend == "nccl" || (options.backend == "auto" && device == Device::kCuda);
   if (want_nccl) {

@@ -15,7 +15,6 @@ bool NcclBuiltIn();
 // `options.backend` ("auto", "cpu", "nccl") overrides the choice; FAILED_PRECONDITION when the
 // chosen backend cannot serve `device`.
 ddprun::Result<std::unique_ptr<Communicator>> CreateCommunicator(const ProcessGroupOptions& options,
-                                                                 ddprun::StoreClient& store,
-                                                                 Device device);
+                                                                 Store& store, Device device);
 
 }  // namespace ddp

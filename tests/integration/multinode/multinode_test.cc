@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "ddprun/bound_socket.h"
+#include "ddprun/base/bound_socket.h"
 #include "multinode_support.h"
 
 using namespace ddprun;

@@ -11,6 +11,7 @@ using namespace ddprun::testing;
 namespace {
 
 constexpr const char* kOpenssl = "/usr/bin/openssl";
+const std::string kTrainExample = TRAIN_EXAMPLE_BINARY;
 
 // A self-signed certificate for 127.0.0.1 (it is its own CA) in `dir`: cert.pem and key.pem.
 bool MakeCertificate(const ScratchDir& dir) {
@@ -64,4 +65,38 @@ TEST_CASE("with TLS, agents and their workers' store reach the daemon only throu
   INFO(plain->stderr_text());
   CHECK(Count(plain->stderr_text(), "cannot reach the rendezvous server") == 1);
   CHECK(Count(plain->stdout_text(), "RANK=") == 0);
+}
+
+TEST_CASE(
+    "the C++ trainer trains under a daemon that speaks only TLS, with and without client "
+    "certificates") {
+  if (::access(kOpenssl, X_OK) != 0) return SkipTest(std::string(kOpenssl) + " is missing");
+  ScratchDir dir;
+  REQUIRE(MakeCertificate(dir));
+  WriteFile(dir / "token", "tls-token\n");
+  const std::string cert = dir / "cert.pem";
+  const std::string key = dir / "key.pem";
+  for (const bool mutual : {false, true}) {
+    DYNAMIC_SECTION((mutual ? "mutual TLS" : "server TLS")) {
+      // With --tls-ca the daemon requires client certificates signed by that CA; the
+      // self-signed certificate is its own CA, so it serves as the client's too.
+      std::vector<std::string> daemon_args = {"--tls-cert=" + cert, "--tls-key=" + key,
+                                              "--token-file=" + (dir / "token")};
+      if (mutual) daemon_args.push_back("--tls-ca=" + cert);
+      Daemon daemon(daemon_args);
+      std::vector<std::string> args = {"--nnodes=1",
+                                       "--nproc_per_node=2",
+                                       "--rdzv_endpoint=" + daemon.endpoint(),
+                                       "--rdzv_id=tls-train",
+                                       "--token-file=" + (dir / "token"),
+                                       "--tls-ca=" + cert};
+      if (mutual) args.insert(args.end(), {"--tls-cert=" + cert, "--tls-key=" + key});
+      args.insert(args.end(), {kTrainExample, "--epochs", "1", "--samples", "256"});
+      auto agent = StartAgent(args);
+      const int code = ExitCode(*agent);
+      INFO(agent->stdout_text() << agent->stderr_text());
+      CHECK(code == 0);
+      CHECK(Count(agent->stdout_text(), "held-out loss") >= 1);
+    }
+  }
 }

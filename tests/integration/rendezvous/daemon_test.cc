@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ddprun/base/version.h"
 #include "ddprun/rendezvous/store_client.h"
-#include "ddprun/version.h"
 #include "support/child_process.h"
 
 using namespace ddprun;

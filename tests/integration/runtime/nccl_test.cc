@@ -37,17 +37,12 @@ std::string OnOneGpuRank(const std::function<std::string(ddp::ProcessGroup&)>& b
 }  // namespace
 
 TEST_CASE("rank 0's NCCL unique id reaches every rank through the store, byte for byte") {
-  RendezvousServerOptions options;
-  auto server = RendezvousServer::Start(options).value();
+  ddp::InMemoryStore store;
   std::vector<std::string> ids(4);
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 4; ++rank) {
     ranks.emplace_back([&, rank] {
-      StoreClientOptions store_options;
-      store_options.address = server->address();
-      store_options.job_id = "nccl-id";
-      auto store = StoreClient::Connect(store_options);
-      auto id = ddp::nccl::ExchangeUniqueId(*store, rank, std::chrono::seconds(30));
+      auto id = ddp::nccl::ExchangeUniqueId(store, rank, std::chrono::seconds(30));
       ids[static_cast<size_t>(rank)] =
           id.ok() ? std::string(reinterpret_cast<const char*>(&id.value()), sizeof(ncclUniqueId))
                   : id.status().ToString();

@@ -1,7 +1,8 @@
 // Ranks as threads: world_size threads in this process, each with its own ddp::ProcessGroup
-// connected through a real rendezvous server on loopback and real links (TCP sockets or shared
-// memory) — the gloo way of testing many ranks in one process. Catch2 assertions are not
-// thread-safe, so each rank returns its outcome and the test checks them after the join.
+// meeting through one in-memory store and joined by real links (TCP sockets on loopback or
+// shared memory): the gloo way of testing many ranks in one process, with no server. Catch2
+// assertions are not thread-safe, so each rank returns its outcome and the test checks them
+// after the join.
 #pragma once
 
 #include <atomic>
@@ -11,38 +12,29 @@
 #include <thread>
 #include <vector>
 
+#include "ddp/in_memory_store.h"
 #include "ddp/process_group.h"
-#include "ddprun/rendezvous/rendezvous_server.h"
 
 namespace ddprun::testing {
 
-// A rendezvous server on 127.0.0.1 for the test, with a fresh job id per call of NextJob.
+// The ranks' options and, for each run of ranks (NextJob), a fresh store they meet through.
 class TestStore {
  public:
-  TestStore() {
-    RendezvousServerOptions options;
-    options.token = "threads";
-    server_ = RendezvousServer::Start(options).value();
-  }
-  ddp::ProcessGroupOptions Options(int rank, int world_size, const std::string& transport) {
+  ddp::ProcessGroupOptions Options(int rank, int world_size, const std::string& transport) const {
     ddp::ProcessGroupOptions options;
     options.rank = rank;
     options.world_size = world_size;
     options.local_rank = rank;
     options.local_world_size = world_size;
-    options.store_address = server_->address();
-    options.security.token = "threads";
-    options.job_id = job_;
     options.cpu_transport = transport;
     options.timeout = std::chrono::seconds(60);
     return options;
   }
-  void NextJob() { job_ = "job-" + std::to_string(++jobs_); }
+  void NextJob() { store_ = std::make_shared<ddp::InMemoryStore>(); }
+  const std::shared_ptr<ddp::InMemoryStore>& store() const { return store_; }
 
  private:
-  std::unique_ptr<RendezvousServer> server_;
-  std::string job_ = "job-0";
-  int jobs_ = 0;
+  std::shared_ptr<ddp::InMemoryStore> store_ = std::make_shared<ddp::InMemoryStore>();
 };
 
 // Runs body(rank, group) for every rank on its own thread; returns each rank's result. A rank
@@ -56,7 +48,8 @@ std::vector<Result> RunRanks(TestStore& store, int world_size, const std::string
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world_size; ++rank) {
     threads.emplace_back([&, rank] {
-      auto group = ddp::ProcessGroup::Create(store.Options(rank, world_size, transport));
+      auto group =
+          ddp::ProcessGroup::Create(store.Options(rank, world_size, transport), store.store());
       results[static_cast<size_t>(rank)] =
           group.ok() ? body(rank, *group.value()) : on_error(group.status());
     });

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/rendezvous/client_security.h"
+#include "ddprun/base/client_security.h"
 #include "ddprun/rendezvous/round_types.h"
 
 namespace ddprun {

@@ -49,8 +49,4 @@ class OutputPump : public std::enable_shared_from_this<OutputPump> {
   bool closed_ = false;
 };
 
-// Writes all of `data` to fd (retrying short writes and EINTR). Returns false on an error such
-// as a closed reader; output errors never stop the supervisor.
-bool WriteAll(int fd, std::string_view data);
-
 }  // namespace ddprun

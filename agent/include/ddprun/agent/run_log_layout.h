@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 
@@ -29,9 +29,5 @@ class RunLogLayout {
   std::string log_dir_;
   std::string run_id_;
 };
-
-// Creates `path` and its missing parents (mode 0755). INVALID_ARGUMENT naming the path and the
-// reason when it cannot.
-Status CreateDirectories(const std::string& path);
 
 }  // namespace ddprun

@@ -1,5 +1,6 @@
-// The environment contract between ddprun and its workers (see README, "Worker environment"):
-// torchrun's variables with torchrun's meaning, plus ddprun's own (DDPRUN_*). Pure functions.
+// The worker environment the agent builds, by the contract's table
+// (ddprun/base/worker_environment_contract.h, documented in docs/environment.md): torchrun's
+// variables with torchrun's meaning, plus ddprun's own (DDPRUN_*). Pure functions.
 #pragma once
 
 #include <cstdint>

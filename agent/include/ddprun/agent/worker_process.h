@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

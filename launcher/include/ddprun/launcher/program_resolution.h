@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "ddprun/rendezvous/client_security.h"
-#include "ddprun/status.h"
+#include "ddprun/base/client_security.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -32,8 +32,4 @@ using ParsedDaemonCommandLine = std::variant<DaemonConfig, DaemonHelp, DaemonUsa
 // `args` without the program name.
 ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& args);
 
-// Writes `text` to `path` through a temporary file and a rename, so readers never see a partial
-// file. Returns an empty string on success, else what went wrong.
-std::string WriteFileAtomically(const std::string& path, const std::string& text);
-
 }  // namespace ddprun

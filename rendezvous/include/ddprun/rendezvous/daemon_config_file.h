@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/base/status.h"
 #include "ddprun/rendezvous/round_types.h"
-#include "ddprun/status.h"
 
 namespace ddprun {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/rendezvous/client_security.h"
+#include "ddprun/base/client_security.h"
+#include "ddprun/base/status.h"
 #include "ddprun/rendezvous/round_types.h"
-#include "ddprun/status.h"
 
 namespace ddprun {
 

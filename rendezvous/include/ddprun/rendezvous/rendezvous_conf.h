@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "ddprun/base/status.h"
 #include "ddprun/rendezvous/job_rounds.h"
-#include "ddprun/status.h"
 
 namespace ddprun {
 

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "ddprun/base/status.h"
 #include "ddprun/rendezvous/key_value_store.h"
-#include "ddprun/status.h"
 
 namespace ddprun {
 

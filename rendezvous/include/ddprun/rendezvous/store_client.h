@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/rendezvous/client_security.h"
-#include "ddprun/status.h"
+#include "ddprun/base/client_security.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -10,7 +10,7 @@
 
 namespace ddp::cpu {
 ddprun::Result<std::unique_ptr<CpuCommunicator>> CpuCommunicator::Connect(
-    ddprun::StoreClient& store, const CpuCommunicatorOptions& options) {
+    Store& store, const CpuCommunicatorOptions& options) {
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   auto links = ConnectRing(store, options.ring, deadline);
   if (!links.ok()) {

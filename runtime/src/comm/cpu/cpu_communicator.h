@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "ddp/communicator.h"
-#include "ddprun/rendezvous/store_client.h"
+#include "ddp/store.h"
 #include "ring.h"
 #include "send_queue.h"
 #include "transport/ring_links.h"
@@ -29,7 +29,7 @@ class CpuCommunicator final : public Communicator {
  public:
   // Connects the ring through `store` (every rank at once); errors say which peer failed.
   static ddprun::Result<std::unique_ptr<CpuCommunicator>> Connect(
-      ddprun::StoreClient& store, const CpuCommunicatorOptions& options);
+      Store& store, const CpuCommunicatorOptions& options);
   ~CpuCommunicator() override;  // fails what is still queued, closes the links, joins threads
 
   int rank() const override { return rank_; }

@@ -56,7 +56,7 @@ ncclRedOp_t NcclOp(ReduceOp op) {
 }  // namespace
 
 ddprun::Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Connect(
-    ddprun::StoreClient& store, const NcclCommunicatorOptions& options) {
+    Store& store, const NcclCommunicatorOptions& options) {
   if (cudaError_t e = cudaSetDevice(options.device); e != cudaSuccess) {
     return CudaError("cudaSetDevice(" + std::to_string(options.device) + ")", e);
   }

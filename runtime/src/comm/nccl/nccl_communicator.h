@@ -23,7 +23,7 @@
 
 #include "comm/nccl/nccl_work.h"
 #include "ddp/communicator.h"
-#include "ddprun/rendezvous/store_client.h"
+#include "ddp/store.h"
 
 namespace ddp::nccl {
 
@@ -38,7 +38,7 @@ struct NcclCommunicatorOptions {
 class NcclCommunicator final : public Communicator {
  public:
   static ddprun::Result<std::unique_ptr<NcclCommunicator>> Connect(
-      ddprun::StoreClient& store, const NcclCommunicatorOptions& options);
+      Store& store, const NcclCommunicatorOptions& options);
   ~NcclCommunicator() override;
 
   int rank() const override { return options_.rank; }

@@ -6,7 +6,7 @@
 
 namespace ddp::nccl {
 
-ddprun::Result<ncclUniqueId> ExchangeUniqueId(ddprun::StoreClient& store, int rank,
+ddprun::Result<ncclUniqueId> ExchangeUniqueId(Store& store, int rank,
                                               std::chrono::milliseconds timeout) {
   ncclUniqueId id{};
   if (rank == 0) {

@@ -7,13 +7,13 @@
 
 #include <chrono>
 
-#include "ddprun/rendezvous/store_client.h"
+#include "ddp/store.h"
 
 namespace ddp::nccl {
 
 inline constexpr char kUniqueIdKey[] = "ddp/nccl/unique_id";
 
-ddprun::Result<ncclUniqueId> ExchangeUniqueId(ddprun::StoreClient& store, int rank,
+ddprun::Result<ncclUniqueId> ExchangeUniqueId(Store& store, int rank,
                                               std::chrono::milliseconds timeout);
 
 }  // namespace ddp::nccl

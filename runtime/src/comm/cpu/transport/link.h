@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddp::cpu {
 

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "ddprun/bound_socket.h"
+#include "ddprun/base/bound_socket.h"
 #include "transport/shm_link.h"
 #include "transport/tcp_link.h"
 
@@ -151,7 +151,7 @@ ddprun::Result<int> AcceptFrom(int listener, int expected_rank, const std::strin
 
 }  // namespace
 
-ddprun::Result<RingLinks> ConnectRing(ddprun::StoreClient& store, const RingLinkOptions& options,
+ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& options,
                                       Deadline deadline) {
   RingLinks links;
   const int n = options.world_size;

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "ddprun/rendezvous/store_client.h"
+#include "ddp/store.h"
 #include "transport/link.h"
 
 namespace ddp::cpu {
@@ -32,7 +32,7 @@ struct RingLinks {
 
 // Every rank calls it at the same time (it waits for the others' keys). world_size 1: no links.
 // Errors say which peer could not be reached, and how.
-ddprun::Result<RingLinks> ConnectRing(ddprun::StoreClient& store, const RingLinkOptions& options,
+ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& options,
                                       Deadline deadline);
 
 }  // namespace ddp::cpu

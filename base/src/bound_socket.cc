@@ -1,5 +1,5 @@
 // BoundSocket; see bound_socket.h.
-#include "ddprun/bound_socket.h"
+#include "ddprun/base/bound_socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -3,6 +3,10 @@
 // A Status is a canonical code (the same numbering as gRPC's, so it maps one-to-one onto
 // grpc::Status) and a message that says what was being done, with what, and what to do about it.
 // Result<T> holds either a value or a non-OK Status. Both are small value types; copy freely.
+//
+// An error passed up through RETURN_IF_ERROR or ASSIGN_OR_RETURN (status_macros.h) collects the
+// places it went through, innermost first: trace() says where it came from without changing the
+// message users see.
 #pragma once
 
 #include <string>
@@ -47,10 +51,18 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // "CODE: message", or "OK".
   std::string ToString() const;
+  // The places the error was passed up through, innermost first: "ring.cc:88 < group.cc:40";
+  // empty when it went through none.
+  const std::string& trace() const { return trace_; }
+  // ToString() and, when there is one, " [at <trace>]": for logs and bug reports.
+  std::string DebugString() const;
+  // This status with `file`'s base name and `line` added to its trace. For the macros.
+  Status WithTrace(const char* file, int line) const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string trace_;
 };
 
 inline Status InvalidArgumentError(std::string m) {
@@ -91,6 +103,9 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
+  // The value, or `fallback` when there is none.
+  T value_or(T fallback) const& { return ok() ? std::get<T>(state_) : std::move(fallback); }
+  T value_or(T fallback) && { return ok() ? std::get<T>(std::move(state_)) : std::move(fallback); }
 
  private:
   std::variant<T, Status> state_;

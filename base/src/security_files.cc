@@ -1,12 +1,13 @@
 // Token and PEM files; see security_files.h.
-#include "ddprun/security_files.h"
-
-#include <arpa/inet.h>
+#include "ddprun/base/security_files.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+
+#include "ddprun/base/worker_environment_contract.h"
 
 namespace ddprun {
 namespace {
@@ -70,11 +71,19 @@ Status ReadTlsFiles(TlsFlags& flags) {
   return Status::Ok();
 }
 
-bool IsLoopbackAddress(const std::string& host) {
-  if (host == "localhost") return true;
-  in_addr parsed{};
-  if (::inet_pton(AF_INET, host.c_str(), &parsed) != 1) return false;
-  return (ntohl(parsed.s_addr) >> 24) == 127;
+Status ReadWorkerTlsFiles(const std::string& ca_file, const std::string& cert_file,
+                          const std::string& key_file, ClientSecurity& security) {
+  const std::tuple<const worker_env::Variable&, const std::string&, std::string&> files[] = {
+      {worker_env::kTlsCa, ca_file, security.tls_ca_pem},
+      {worker_env::kTlsCert, cert_file, security.tls_cert_pem},
+      {worker_env::kTlsKey, key_file, security.tls_key_pem}};
+  for (const auto& [variable, path, pem] : files) {
+    if (path.empty()) continue;
+    auto text = ReadPemFile(variable.name, path);
+    if (!text.ok()) return text.status();
+    pem = std::move(text).value();
+  }
+  return Status::Ok();
 }
 
 }  // namespace ddprun

@@ -1,5 +1,5 @@
 // Status formatting.
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 #include <cstring>
 
@@ -48,6 +48,19 @@ const char* StatusCodeName(StatusCode code) {
 std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+std::string Status::DebugString() const {
+  if (trace_.empty()) return ToString();
+  return ToString() + " [at " + trace_ + "]";
+}
+
+Status Status::WithTrace(const char* file, int line) const {
+  const char* slash = std::strrchr(file, '/');
+  Status traced = *this;
+  if (!traced.trace_.empty()) traced.trace_ += " < ";
+  traced.trace_ += std::string(slash ? slash + 1 : file) + ":" + std::to_string(line);
+  return traced;
 }
 
 Status ErrnoError(const std::string& what, int errno_value) {

@@ -4,7 +4,8 @@
 
 #include <string>
 
-#include "ddprun/status.h"
+#include "ddprun/base/client_security.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 
@@ -26,7 +27,10 @@ struct TlsFlags {
 // the flag and the problem.
 Status ReadTlsFiles(TlsFlags& flags);
 
-// 127.0.0.0/8 or "localhost".
-bool IsLoopbackAddress(const std::string& host);
+// A worker's side: the PEM text of the TLS files its environment names (DDPRUN_TLS_CA,
+// DDPRUN_TLS_CERT, DDPRUN_TLS_KEY; paths, empty when not given) into `security`.
+// INVALID_ARGUMENT naming the variable and the problem.
+Status ReadWorkerTlsFiles(const std::string& ca_file, const std::string& cert_file,
+                          const std::string& key_file, ClientSecurity& security);
 
 }  // namespace ddprun

@@ -1,5 +1,5 @@
 // Named stderr loggers; see logging.h.
-#include "ddprun/logging.h"
+#include "ddprun/base/logging.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ddprun/status.h"
+#include "ddprun/base/status.h"
 
 namespace ddprun {
 

@@ -1,0 +1,112 @@
+// File helpers; see files.h.
+#include "ddprun/base/files.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+namespace ddprun {
+namespace {
+
+// Closes a descriptor on every path out of a function.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  // Closes now, reporting what close says (a write error can surface only here on NFS).
+  Status Close(const std::string& what) {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return ErrnoError("closing " + what, errno);
+    return Status::Ok();
+  }
+
+ private:
+  int fd_;
+};
+
+std::string DirectoryOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Status CreateDirectories(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) return InternalError("cannot create directory " + path + ": " + error.message());
+  return Status::Ok();
+}
+
+Status WriteAll(int fd, std::string_view data, const std::string& what) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {  // a non-blocking descriptor we inherited: wait, bounded
+      pollfd writable{fd, POLLOUT, 0};
+      if (::poll(&writable, 1, 10'000) > 0) continue;
+      return InternalError("writing " + what + ": it took nothing for 10 s");
+    }
+    return ErrnoError("writing " + what, n == 0 ? EIO : errno);
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  FileDescriptor file(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (file.get() < 0) return ErrnoError("creating " + temporary, errno);
+  Status written = WriteAll(file.get(), bytes, temporary);
+  if (written.ok() && ::fsync(file.get()) != 0)
+    written = ErrnoError("fsync of " + temporary, errno);
+  if (Status closed = file.Close(temporary); written.ok()) written = closed;
+  if (written.ok() && std::rename(temporary.c_str(), path.c_str()) != 0) {
+    written = ErrnoError("renaming " + temporary + " to " + path, errno);
+  }
+  if (!written.ok()) {
+    ::unlink(temporary.c_str());
+    return written;
+  }
+  // The rename is durable only once the directory is.
+  const std::string directory = DirectoryOf(path);
+  FileDescriptor dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return ErrnoError("opening directory " + directory + " to fsync it", errno);
+  if (::fsync(dir.get()) != 0) return ErrnoError("fsync of directory " + directory, errno);
+  return dir.Close(directory);
+}
+
+Result<std::string> ReadFileHead(const std::string& path, size_t limit) {
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) {
+    if (errno == ENOENT) return NotFoundError(path + " does not exist");
+    return ErrnoError("opening " + path, errno);
+  }
+  std::string text(limit, '\0');
+  size_t done = 0;
+  while (done < limit) {
+    const ssize_t n = ::read(file.get(), text.data() + done, limit - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("reading " + path, errno);
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
+  return text;
+}
+
+}  // namespace ddprun
