@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config ccache
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-          libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev
+          libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev zlib1g-dev
           iproute2 openssl)
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
 # the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze

@@ -56,7 +56,10 @@ int main() {
     std::fprintf(stderr, "ddp-mlp-bench: %s\n", reducing.status().message().c_str());
     return 1;
   }
-  model.To(device);
+  if (ddprun::Status moved = model.To(device); !moved.ok()) {
+    std::fprintf(stderr, "ddp-mlp-bench: %s\n", moved.message().c_str());
+    return 1;
+  }
   auto ddp = ddp::DistributedDataParallel::Create(model, *reducing.value(), buckets);
   if (!ddp.ok()) {
     std::fprintf(stderr, "ddp-mlp-bench: %s\n", ddp.status().message().c_str());
@@ -75,9 +78,12 @@ int main() {
   for (auto* p : model.parameters()) parameters += p->size();
   auto step = [&] {
     sgd->ZeroGrad();
-    auto loss = ddp::nn::MseLoss(ddp.value()->Forward(x), y);
-    if (auto s = ddp.value()->Backward(loss.grad); !s.ok()) {
-      std::fprintf(stderr, "ddp-mlp-bench: %s\n", s.message().c_str());
+    auto prediction = ddp.value()->Forward(x);
+    auto loss = prediction.ok() ? ddp::nn::MseLoss(prediction.value(), y)
+                                : ddprun::Result<ddp::nn::Loss>(prediction.status());
+    ddprun::Status backward = loss.ok() ? ddp.value()->Backward(loss->grad) : loss.status();
+    if (!backward.ok()) {
+      std::fprintf(stderr, "ddp-mlp-bench: %s\n", backward.message().c_str());
       std::exit(1);
     }
     sgd->Step();

@@ -31,11 +31,14 @@ void Sample(size_t index, float* x, int64_t* label) {
   *label = static_cast<int64_t>(cls);
 }
 
-double Accuracy(ddp::nn::Module& model, size_t first, size_t count) {
+// The share of `count` samples from index `first` that the model classifies right.
+ddprun::Result<double> Accuracy(ddp::nn::Module& model, size_t first, size_t count) {
   ddp::nn::Matrix x(count, kFeatures);
   std::vector<int64_t> labels(count);
   for (size_t r = 0; r < count; ++r) Sample(first + r, &x.data[r * kFeatures], &labels[r]);
-  const ddp::nn::Matrix logits = model.Forward(x);
+  auto forward = model.Forward(x);
+  if (!forward.ok()) return forward.status();
+  const ddp::nn::Matrix& logits = forward.value();
   size_t right = 0;
   for (size_t r = 0; r < count; ++r) {
     size_t best = 0;
@@ -96,7 +99,7 @@ int main(int argc, char** argv) {
       .Add(std::make_unique<ddp::nn::Linear>(hidden, hidden, init, "fc2"))
       .Add(std::make_unique<ddp::nn::ReLU>())
       .Add(std::make_unique<ddp::nn::Linear>(hidden, kClasses, init, "out"));
-  const double before = Accuracy(model, samples, 2000);
+  const auto before = Accuracy(model, samples, 2000);
   // Labels travel as floats in the trainer's target matrix (exact for class indices).
   ddp::Dataset data{samples,
                     [](const std::vector<size_t>& indices, ddp::nn::Matrix& x, ddp::nn::Matrix& y) {
@@ -119,13 +122,16 @@ int main(int argc, char** argv) {
         return ddp::MakeSgd(parameters, {lr, 0.9, 0, 0, false});
       },
       options);
-  if (!result.ok()) {
-    std::fprintf(stderr, "classify: %s\n", result.status().message().c_str());
-    return 1;
+  const auto after = Accuracy(model, samples, 2000);
+  for (const ddprun::Status& status : {result.status(), before.status(), after.status()}) {
+    if (!status.ok()) {
+      std::fprintf(stderr, "classify: %s\n", status.message().c_str());
+      return 1;
+    }
   }
   if (group.value()->rank() == 0) {
-    std::printf("held-out accuracy %.3f -> %.3f after %lld steps\n", before,
-                Accuracy(model, samples, 2000), static_cast<long long>(result->steps));
+    std::printf("held-out accuracy %.3f -> %.3f after %lld steps\n", before.value(), after.value(),
+                static_cast<long long>(result->steps));
   }
   return 0;
 }

@@ -42,11 +42,16 @@ void Sample(size_t index, float* x, float* y) {
   *y = target + 0.5f * std::sin(3 * x[0]);
 }
 
-float Evaluate(ddp::nn::Module& model, size_t first, size_t count) {
+// The model's loss on `count` samples from index `first`.
+ddprun::Result<float> Evaluate(ddp::nn::Module& model, size_t first, size_t count) {
   ddp::nn::Matrix x(count, kFeatures), y(count, 1);
   for (size_t r = 0; r < count; ++r) Sample(first + r, &x.data[r * kFeatures], &y.data[r]);
   const ddp::Device device = model.parameters().front()->device();
-  return ddp::nn::MseLoss(model.Forward(x.To(device)), y.To(device)).value;
+  auto prediction = model.Forward(x.To(device));
+  if (!prediction.ok()) return prediction.status();
+  auto loss = ddp::nn::MseLoss(prediction.value(), y.To(device));
+  if (!loss.ok()) return loss.status();
+  return loss->value;
 }
 
 uint64_t Fingerprint(ddp::nn::Module& model) {
@@ -127,11 +132,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "train: %s\n", comm.status().message().c_str());
       return 1;
     }
-    model.To(device);
+    if (ddprun::Status moved = model.To(device); !moved.ok()) {
+      std::fprintf(stderr, "train: %s\n", moved.message().c_str());
+      return 1;
+    }
   }
 
   const int rank = group.value()->rank();
-  const float before = Evaluate(model, samples, 1024);  // held out: indices past the training set
+  const auto before = Evaluate(model, samples, 1024);  // held out: indices past the training set
   ddp::Dataset data{samples,
                     [](const std::vector<size_t>& indices, ddp::nn::Matrix& x, ddp::nn::Matrix& y) {
                       x = ddp::nn::Matrix(indices.size(), kFeatures);
@@ -153,13 +161,16 @@ int main(int argc, char** argv) {
       *group.value(), model, data, ddp::nn::MseLoss,
       [&](std::vector<ddp::ParameterRef> parameters) { return ddp::MakeAdam(parameters, adam); },
       options);
-  if (!result.ok()) {
-    std::fprintf(stderr, "train: rank %d: %s\n", rank, result.status().message().c_str());
-    return 1;
+  const auto after = Evaluate(model, samples, 1024);
+  for (const ddprun::Status& status : {result.status(), before.status(), after.status()}) {
+    if (!status.ok()) {
+      std::fprintf(stderr, "train: rank %d: %s\n", rank, status.message().c_str());
+      return 1;
+    }
   }
   if (rank == 0) {
-    std::printf("held-out loss %.6f -> %.6f after %lld steps%s\n", before,
-                Evaluate(model, samples, 1024), static_cast<long long>(result->steps),
+    std::printf("held-out loss %.6f -> %.6f after %lld steps%s\n", before.value(), after.value(),
+                static_cast<long long>(result->steps),
                 result->resumed_from >= 0
                     ? (" (resumed from step " + std::to_string(result->resumed_from) + ")").c_str()
                     : "");

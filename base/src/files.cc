@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -96,16 +97,16 @@ Result<std::string> ReadFileHead(const std::string& path, size_t limit) {
     if (errno == ENOENT) return NotFoundError(path + " does not exist");
     return ErrnoError("opening " + path, errno);
   }
-  std::string text(limit, '\0');
-  size_t done = 0;
-  while (done < limit) {
-    const ssize_t n = ::read(file.get(), text.data() + done, limit - done);
+  // Grown as it is read: `limit` bounds the read, it is not allocated up front.
+  std::string text;
+  char chunk[64 << 10];
+  while (text.size() < limit) {
+    const ssize_t n = ::read(file.get(), chunk, std::min(sizeof(chunk), limit - text.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoError("reading " + path, errno);
     if (n == 0) break;
-    done += static_cast<size_t>(n);
+    text.append(chunk, static_cast<size_t>(n));
   }
-  text.resize(done);
   return text;
 }
 

@@ -45,14 +45,17 @@ int main() {
       y.data[i] = 3.0f * x.data[i] - 1.0f;
     }
     sgd->ZeroGrad();
-    auto loss = ddp::nn::MseLoss(ddp.value()->Forward(x), y);
-    if (auto s = ddp.value()->Backward(loss.grad); !s.ok()) {
-      std::fprintf(stderr, "trainer: %s\n", s.message().c_str());
+    auto prediction = ddp.value()->Forward(x);
+    auto loss = prediction.ok() ? ddp::nn::MseLoss(prediction.value(), y)
+                                : ddprun::Result<ddp::nn::Loss>(prediction.status());
+    ddprun::Status backward = loss.ok() ? ddp.value()->Backward(loss->grad) : loss.status();
+    if (!backward.ok()) {
+      std::fprintf(stderr, "trainer: %s\n", backward.message().c_str());
       return 1;
     }
     sgd->Step();
-    if (first < 0) first = loss.value;
-    last = loss.value;
+    if (first < 0) first = loss->value;
+    last = loss->value;
   }
   if (group.value()->rank() == 0) {
     std::printf("trained world=%d loss=%.6f (from %.6f)\n", group.value()->world_size(), last,

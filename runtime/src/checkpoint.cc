@@ -1,21 +1,21 @@
 // Checkpoints; see checkpoint.h.
 //
-// File layout (little-endian): magic "DDPCKPT1", u32 version, u64 payload length, payload,
-// u32 CRC-32 of the payload. Payload: i64 epoch, i64 step, i64 sampler_position, string rng,
-// tensor list model, tensor list optimizer; a string is u64 length + bytes, a tensor list is
-// u64 count + (u64 elements + float32 data) each.
+// File layout, every number little-endian whatever the host: magic "DDPCKPT1", u32 version,
+// u64 payload length, payload, u32 CRC-32 (zlib's) of the payload. Payload: i64 epoch, i64 step,
+// i64 sampler_position, string rng, tensor list model, tensor list optimizer; a string is u64
+// length + bytes, a tensor list is u64 count + (u64 elements + float32 data) each.
 #include "ddp/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
+#include <bit>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "ddprun/base/files.h"
+#include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddp {
 namespace {
@@ -24,32 +24,43 @@ constexpr char kMagic[8] = {'D', 'D', 'P', 'C', 'K', 'P', 'T', '1'};
 constexpr uint32_t kVersion = 1;
 constexpr char kPrefix[] = "checkpoint-";
 constexpr char kSuffix[] = ".ddp";
+// Larger files are read no further and fail their length check: a bound on what a corrupt
+// length field can make LoadNewest read.
+constexpr size_t kMaxCheckpointBytes = size_t{64} << 30;
 
 uint32_t Crc32(const std::string& bytes) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xffffffffu;
-  for (unsigned char b : bytes) crc = table[(crc ^ b) & 0xff] ^ (crc >> 8);
-  return crc ^ 0xffffffffu;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes at most 4 GiB per call.
+  for (size_t done = 0; done < bytes.size();) {
+    const size_t chunk = std::min<size_t>(bytes.size() - done, 1u << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done), static_cast<uInt>(chunk));
+    done += chunk;
+  }
+  return static_cast<uint32_t>(crc);
 }
 
+// An unsigned integer's bytes, least significant first.
 template <typename T>
-void Put(std::string& out, T value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+void PutLittleEndian(std::string& out, T value) {
+  static_assert(std::is_unsigned_v<T>);
+  for (size_t i = 0; i < sizeof(T); ++i) {
+    out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  }
+}
+
+void PutInt64(std::string& out, int64_t value) {
+  PutLittleEndian<uint64_t>(out, static_cast<uint64_t>(value));
 }
 
 void PutTensors(std::string& out, const std::vector<std::vector<float>>& tensors) {
-  Put<uint64_t>(out, tensors.size());
+  PutLittleEndian<uint64_t>(out, tensors.size());
   for (const auto& t : tensors) {
-    Put<uint64_t>(out, t.size());
-    if (!t.empty()) out.append(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
+    PutLittleEndian<uint64_t>(out, t.size());
+    if constexpr (std::endian::native == std::endian::little) {
+      if (!t.empty()) out.append(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
+    } else {
+      for (float f : t) PutLittleEndian<uint32_t>(out, std::bit_cast<uint32_t>(f));
+    }
   }
 }
 
@@ -59,17 +70,22 @@ struct Reader {
   size_t at = 0;
   bool failed = false;
 
+  // An unsigned integer stored least significant byte first.
   template <typename T>
   T Get() {
+    static_assert(std::is_unsigned_v<T>);
     T value{};
     if (bytes.size() - at < sizeof(T)) {
       failed = true;
       return value;
     }
-    std::memcpy(&value, bytes.data() + at, sizeof(T));
+    for (size_t i = 0; i < sizeof(T); ++i) {
+      value |= static_cast<T>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+    }
     at += sizeof(T);
     return value;
   }
+  int64_t GetInt64() { return static_cast<int64_t>(Get<uint64_t>()); }
   std::string GetString() {
     const auto size = Get<uint64_t>();
     if (failed || bytes.size() - at < size) {
@@ -90,24 +106,17 @@ struct Reader {
         break;
       }
       std::vector<float> t(elements);
-      if (elements > 0) std::memcpy(t.data(), bytes.data() + at, elements * sizeof(float));
-      at += elements * sizeof(float);
+      if constexpr (std::endian::native == std::endian::little) {
+        if (elements > 0) std::memcpy(t.data(), bytes.data() + at, elements * sizeof(float));
+        at += elements * sizeof(float);
+      } else {
+        for (auto& f : t) f = std::bit_cast<float>(Get<uint32_t>());
+      }
       tensors.push_back(std::move(t));
     }
     return tensors;
   }
 };
-
-ddprun::Status WriteAll(int fd, const std::string& bytes, const std::string& path) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ddprun::ErrnoError("writing " + path, errno);
-    done += static_cast<size_t>(n);
-  }
-  return ddprun::Status::Ok();
-}
 
 std::string FileName(int64_t step) {
   char name[64];
@@ -119,18 +128,18 @@ std::string FileName(int64_t step) {
 
 std::string EncodeCheckpoint(const TrainingState& state) {
   std::string payload;
-  Put<int64_t>(payload, state.epoch);
-  Put<int64_t>(payload, state.step);
-  Put<int64_t>(payload, state.sampler_position);
-  Put<uint64_t>(payload, state.rng_state.size());
+  PutInt64(payload, state.epoch);
+  PutInt64(payload, state.step);
+  PutInt64(payload, state.sampler_position);
+  PutLittleEndian<uint64_t>(payload, state.rng_state.size());
   payload += state.rng_state;
   PutTensors(payload, state.model);
   PutTensors(payload, state.optimizer);
   std::string file(kMagic, sizeof(kMagic));
-  Put<uint32_t>(file, kVersion);
-  Put<uint64_t>(file, payload.size());
+  PutLittleEndian<uint32_t>(file, kVersion);
+  PutLittleEndian<uint64_t>(file, payload.size());
   file += payload;
-  Put<uint32_t>(file, Crc32(payload));
+  PutLittleEndian<uint32_t>(file, Crc32(payload));
   return file;
 }
 
@@ -151,14 +160,14 @@ ddprun::Result<TrainingState> DecodeCheckpoint(const std::string& bytes) {
                                         " bytes for a payload of " + std::to_string(length));
   }
   const std::string payload = bytes.substr(header.at, length);
-  uint32_t stored = 0;
-  std::memcpy(&stored, bytes.data() + header.at + length, sizeof(stored));
-  if (stored != Crc32(payload)) return ddprun::InvalidArgumentError("checksum mismatch");
+  Reader trailer{bytes, header.at + length};
+  if (trailer.Get<uint32_t>() != Crc32(payload))
+    return ddprun::InvalidArgumentError("checksum mismatch");
   Reader in{payload};
   TrainingState state;
-  state.epoch = in.Get<int64_t>();
-  state.step = in.Get<int64_t>();
-  state.sampler_position = in.Get<int64_t>();
+  state.epoch = in.GetInt64();
+  state.step = in.GetInt64();
+  state.sampler_position = in.GetInt64();
   state.rng_state = in.GetString();
   state.model = in.GetTensors();
   state.optimizer = in.GetTensors();
@@ -172,47 +181,35 @@ CheckpointDirectory::CheckpointDirectory(std::string directory, int keep)
     : directory_(std::move(directory)), keep_(std::max(1, keep)) {}
 
 ddprun::Status CheckpointDirectory::Save(const TrainingState& state) {
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  if (error) {
-    return ddprun::UnavailableError("cannot create checkpoint directory " + directory_ + ": " +
-                                    error.message());
-  }
-  const std::string final_path = directory_ + "/" + FileName(state.step);
-  const std::string temporary = final_path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ddprun::ErrnoError("creating " + temporary, errno);
-  ddprun::Status written = WriteAll(fd, EncodeCheckpoint(state), temporary);
-  if (written.ok() && ::fsync(fd) != 0) written = ddprun::ErrnoError("fsync " + temporary, errno);
-  ::close(fd);
-  if (written.ok() && std::rename(temporary.c_str(), final_path.c_str()) != 0) {
-    written = ddprun::ErrnoError("renaming " + temporary, errno);
-  }
-  if (!written.ok()) {
-    ::unlink(temporary.c_str());
-    return written;
-  }
-  // The rename is durable only once the directory is.
-  if (const int dir = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-  auto files = List();
+  RETURN_IF_ERROR(ddprun::CreateDirectories(directory_));
+  RETURN_IF_ERROR(ddprun::WriteFileAtomically(directory_ + "/" + FileName(state.step),
+                                              EncodeCheckpoint(state)));
+  ASSIGN_OR_RETURN(const auto files, List());
   for (size_t i = static_cast<size_t>(keep_); i < files.size(); ++i) {
-    std::filesystem::remove(files[i], error);
+    std::error_code error;
+    if (!std::filesystem::remove(files[i], error) && error) {
+      // The new checkpoint is safe; an old one left behind only takes space.
+      ddprun::GetLogger("runtime")->warn("cannot remove the old checkpoint {}: {}", files[i],
+                                         error.message());
+    }
   }
   return ddprun::Status::Ok();
 }
 
-std::vector<std::string> CheckpointDirectory::List() const {
+ddprun::Result<std::vector<std::string>> CheckpointDirectory::List() const {
   std::vector<std::string> files;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(directory_, error)) {
-    const std::string name = entry.path().filename().string();
+  std::filesystem::directory_iterator entries(directory_, error);
+  for (; !error && entries != std::filesystem::directory_iterator(); entries.increment(error)) {
+    const std::string name = entries->path().filename().string();
     if (name.rfind(kPrefix, 0) == 0 && name.size() > std::strlen(kSuffix) &&
         name.compare(name.size() - std::strlen(kSuffix), std::string::npos, kSuffix) == 0) {
-      files.push_back(entry.path().string());
+      files.push_back(entries->path().string());
     }
+  }
+  if (error) {
+    return ddprun::UnavailableError("cannot read the checkpoint directory " + directory_ + ": " +
+                                    error.message());
   }
   std::sort(files.rbegin(), files.rend());  // zero-padded steps: by name is by step
   return files;
@@ -220,13 +217,15 @@ std::vector<std::string> CheckpointDirectory::List() const {
 
 ddprun::Result<std::optional<LoadedCheckpoint>> CheckpointDirectory::LoadNewest() const {
   std::error_code error;
-  if (!std::filesystem::exists(directory_, error)) return std::optional<LoadedCheckpoint>();
+  if (!std::filesystem::exists(directory_, error) && !error) {
+    return std::optional<LoadedCheckpoint>();  // nothing saved yet
+  }
+  ASSIGN_OR_RETURN(const auto files, List());
   LoadedCheckpoint loaded;
-  for (const auto& path : List()) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    auto state = DecodeCheckpoint(content.str());
+  for (const auto& path : files) {
+    auto content = ddprun::ReadFileHead(path, kMaxCheckpointBytes);
+    auto state = content.ok() ? DecodeCheckpoint(content.value())
+                              : ddprun::Result<TrainingState>(content.status());
     if (!state.ok()) {
       loaded.skipped.push_back(path + ": " + state.status().message());
       continue;

@@ -112,8 +112,11 @@ DistributedDataParallel::DistributedDataParallel(nn::Module& module,
 }
 
 ddprun::Status DistributedDataParallel::Backward(const nn::Matrix& grad_output) {
-  module_.Backward(grad_output, [&](nn::Parameter& p) { reducer_->MarkReady(index_.at(&p)); });
-  return reducer_->Finish();
+  auto backward =
+      module_.Backward(grad_output, [&](nn::Parameter& p) { reducer_->MarkReady(index_.at(&p)); });
+  const ddprun::Status reduced = reducer_->Finish();
+  if (!backward.ok()) return backward.status();
+  return reduced;
 }
 
 std::vector<ParameterRef> DistributedDataParallel::optimizer_parameters() {

@@ -1,20 +1,42 @@
 // Layers and losses; see nn.h. The arithmetic is in ops/ (CPU or CUDA, by the data's device).
+//
+// The ops and the device arrays report a device that cannot be used (no GPU, out of memory) by
+// throwing; every public function here catches that at its boundary (Guarded) and returns it as
+// an error value, so no exception leaves this file.
 #include "ddp/nn.h"
 
 #include <cmath>
+#include <new>
 #include <stdexcept>
 
+#include "ddprun/base/status_macros.h"
 #include "ops/ops.h"
 
 namespace ddp::nn {
 namespace {
 
-void RequireSameDevice(Device expected, Device actual, const std::string& what) {
-  if (expected != actual) {
-    throw std::invalid_argument(
-        what + " is on " + (actual == Device::kCuda ? "CUDA" : "the CPU") +
-        " but the module's parameters are not: move one of them (Matrix::To, "
-        "Module::To)");
+const char* DeviceName(Device device) { return device == Device::kCuda ? "CUDA" : "the CPU"; }
+
+ddprun::Status RequireSameDevice(Device expected, Device actual, const std::string& what) {
+  if (expected == actual) return ddprun::Status::Ok();
+  return ddprun::InvalidArgumentError(what + " is on " + DeviceName(actual) + " but " +
+                                      DeviceName(expected) +
+                                      " holds the rest: move one of them (Matrix::To, Module::To)");
+}
+
+std::string Shape(size_t rows, size_t cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+// Runs `body`, turning an exception from the ops or the device arrays into an error value.
+template <typename Body>
+auto Guarded(const std::string& what, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return ddprun::ResourceExhaustedError(what + ": out of memory");
+  } catch (const std::exception& error) {
+    return ddprun::FailedPreconditionError(what + ": " + error.what());
   }
 }
 
@@ -54,59 +76,98 @@ float Uniform(std::mt19937& generator, float low, float high) {
   return low + (high - low) * unit;
 }
 
+ddprun::Status Module::To(Device device) {
+  return Guarded("moving the module to " + std::string(DeviceName(device)), [&] {
+    for (Parameter* p : parameters()) p->To(device);
+    return ddprun::Status::Ok();
+  });
+}
+
 Linear::Linear(size_t in, size_t out, std::mt19937& generator, const std::string& name)
-    : in_(in), out_(out), weight_(name + ".weight", in * out), bias_(name + ".bias", out) {
+    : name_(name),
+      in_(in),
+      out_(out),
+      weight_(name + ".weight", in * out),
+      bias_(name + ".bias", out) {
   const float bound = 1.0f / std::sqrt(static_cast<float>(in));
   for (size_t i = 0; i < weight_.size(); ++i)
     weight_.value()[i] = Uniform(generator, -bound, bound);
   for (size_t i = 0; i < bias_.size(); ++i) bias_.value()[i] = Uniform(generator, -bound, bound);
 }
 
-Matrix Linear::Forward(const Matrix& input) {
+ddprun::Result<Matrix> Linear::Forward(const Matrix& input) {
   const Device device = weight_.device();
-  RequireSameDevice(device, input.device(), "Linear's input");
-  input_ = input;
-  Matrix output = Matrix::Uninitialized(input.rows, out_, device);
-  ops::FillRows(device, output.data.data(), bias_.value(), input.rows, out_);
-  // output = input (rows x in) * W^T (in x out) + output
-  ops::Gemm(device, false, true, static_cast<int>(input.rows), static_cast<int>(out_),
-            static_cast<int>(in_), 1.0f, input.data.data(), static_cast<int>(in_), weight_.value(),
-            static_cast<int>(in_), 1.0f, output.data.data(), static_cast<int>(out_));
-  return output;
+  RETURN_IF_ERROR(RequireSameDevice(device, input.device(), name_ + "'s input"));
+  if (input.cols != in_) {
+    return ddprun::InvalidArgumentError(name_ + " takes Nx" + std::to_string(in_) +
+                                        " inputs, not " + Shape(input.rows, input.cols));
+  }
+  return Guarded(name_ + " forward", [&]() -> ddprun::Result<Matrix> {
+    input_ = input;
+    Matrix output = Matrix::Uninitialized(input.rows, out_, device);
+    ops::FillRows(device, output.data.data(), bias_.value(), input.rows, out_);
+    // output = input (rows x in) * W^T (in x out) + output
+    ops::Gemm(device, false, true, static_cast<int>(input.rows), static_cast<int>(out_),
+              static_cast<int>(in_), 1.0f, input.data.data(), static_cast<int>(in_),
+              weight_.value(), static_cast<int>(in_), 1.0f, output.data.data(),
+              static_cast<int>(out_));
+    return output;
+  });
 }
 
-Matrix Linear::Backward(const Matrix& grad_output, const GradientReady& ready) {
+ddprun::Result<Matrix> Linear::Backward(const Matrix& grad_output, const GradientReady& ready) {
   const Device device = weight_.device();
-  const int rows = static_cast<int>(grad_output.rows);
-  // dW += dY^T (out x rows) * X (rows x in)
-  ops::Gemm(device, true, false, static_cast<int>(out_), static_cast<int>(in_), rows, 1.0f,
-            grad_output.data.data(), static_cast<int>(out_), input_.data.data(),
-            static_cast<int>(in_), 1.0f, weight_.grad(), static_cast<int>(in_));
-  ready(weight_);
-  // db += column sums of dY
-  ops::AccumulateColumnSums(device, bias_.grad(), grad_output.data.data(), grad_output.rows, out_);
-  ready(bias_);
-  // dX = dY (rows x out) * W (out x in)
-  Matrix grad_input = Matrix::Uninitialized(grad_output.rows, in_, device);  // beta 0: not read
-  ops::Gemm(device, false, false, rows, static_cast<int>(in_), static_cast<int>(out_), 1.0f,
-            grad_output.data.data(), static_cast<int>(out_), weight_.value(), static_cast<int>(in_),
-            0.0f, grad_input.data.data(), static_cast<int>(in_));
-  return grad_input;
+  RETURN_IF_ERROR(RequireSameDevice(device, grad_output.device(), name_ + "'s output gradient"));
+  if (grad_output.rows != input_.rows || grad_output.cols != out_) {
+    return ddprun::InvalidArgumentError(name_ + "'s output gradient must be " +
+                                        Shape(input_.rows, out_) +
+                                        " (the last forward's rows by the layer's outputs), not " +
+                                        Shape(grad_output.rows, grad_output.cols));
+  }
+  return Guarded(name_ + " backward", [&]() -> ddprun::Result<Matrix> {
+    const int rows = static_cast<int>(grad_output.rows);
+    // dW += dY^T (out x rows) * X (rows x in)
+    ops::Gemm(device, true, false, static_cast<int>(out_), static_cast<int>(in_), rows, 1.0f,
+              grad_output.data.data(), static_cast<int>(out_), input_.data.data(),
+              static_cast<int>(in_), 1.0f, weight_.grad(), static_cast<int>(in_));
+    ready(weight_);
+    // db += column sums of dY
+    ops::AccumulateColumnSums(device, bias_.grad(), grad_output.data.data(), grad_output.rows,
+                              out_);
+    ready(bias_);
+    // dX = dY (rows x out) * W (out x in)
+    Matrix grad_input = Matrix::Uninitialized(grad_output.rows, in_, device);  // beta 0: not read
+    ops::Gemm(device, false, false, rows, static_cast<int>(in_), static_cast<int>(out_), 1.0f,
+              grad_output.data.data(), static_cast<int>(out_), weight_.value(),
+              static_cast<int>(in_), 0.0f, grad_input.data.data(), static_cast<int>(in_));
+    return grad_input;
+  });
 }
 
-Matrix ReLU::Forward(const Matrix& input) {
-  input_ = input;
-  Matrix output = Matrix::Uninitialized(input.rows, input.cols, input.device());
-  ops::Relu(input.device(), output.data.data(), input.data.data(), input.data.size());
-  return output;
+ddprun::Result<Matrix> ReLU::Forward(const Matrix& input) {
+  return Guarded("ReLU forward", [&]() -> ddprun::Result<Matrix> {
+    input_ = input;
+    Matrix output = Matrix::Uninitialized(input.rows, input.cols, input.device());
+    ops::Relu(input.device(), output.data.data(), input.data.data(), input.data.size());
+    return output;
+  });
 }
 
-Matrix ReLU::Backward(const Matrix& grad_output, const GradientReady&) {
-  Matrix grad_input =
-      Matrix::Uninitialized(grad_output.rows, grad_output.cols, grad_output.device());
-  ops::ReluBackward(grad_output.device(), grad_input.data.data(), grad_output.data.data(),
-                    input_.data.data(), grad_input.data.size());
-  return grad_input;
+ddprun::Result<Matrix> ReLU::Backward(const Matrix& grad_output, const GradientReady&) {
+  RETURN_IF_ERROR(
+      RequireSameDevice(input_.device(), grad_output.device(), "ReLU's output gradient"));
+  if (grad_output.rows != input_.rows || grad_output.cols != input_.cols) {
+    return ddprun::InvalidArgumentError(
+        "ReLU's output gradient must be " + Shape(input_.rows, input_.cols) +
+        " (the last forward's shape), not " + Shape(grad_output.rows, grad_output.cols));
+  }
+  return Guarded("ReLU backward", [&]() -> ddprun::Result<Matrix> {
+    Matrix grad_input =
+        Matrix::Uninitialized(grad_output.rows, grad_output.cols, grad_output.device());
+    ops::ReluBackward(grad_output.device(), grad_input.data.data(), grad_output.data.data(),
+                      input_.data.data(), grad_input.data.size());
+    return grad_input;
+  });
 }
 
 Sequential& Sequential::Add(std::unique_ptr<Module> module) {
@@ -114,15 +175,19 @@ Sequential& Sequential::Add(std::unique_ptr<Module> module) {
   return *this;
 }
 
-Matrix Sequential::Forward(const Matrix& input) {
+ddprun::Result<Matrix> Sequential::Forward(const Matrix& input) {
   Matrix x = input;
-  for (auto& module : modules_) x = module->Forward(x);
+  for (auto& module : modules_) {
+    ASSIGN_OR_RETURN(x, module->Forward(x));
+  }
   return x;
 }
 
-Matrix Sequential::Backward(const Matrix& grad_output, const GradientReady& ready) {
+ddprun::Result<Matrix> Sequential::Backward(const Matrix& grad_output, const GradientReady& ready) {
   Matrix g = grad_output;
-  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it) g = (*it)->Backward(g, ready);
+  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it) {
+    ASSIGN_OR_RETURN(g, (*it)->Backward(g, ready));
+  }
   return g;
 }
 
@@ -135,31 +200,42 @@ std::vector<Parameter*> Sequential::parameters() {
   return all;
 }
 
-Loss MseLoss(const Matrix& prediction, const Matrix& target) {
-  RequireSameDevice(prediction.device(), target.device(), "MseLoss's target");
-  Loss loss;
-  loss.grad = Matrix::Uninitialized(prediction.rows, prediction.cols, prediction.device());
-  loss.value = ops::MseLoss(prediction.device(), prediction.data.data(), target.data.data(),
-                            loss.grad.data.data(), prediction.data.size());
-  return loss;
+ddprun::Result<Loss> MseLoss(const Matrix& prediction, const Matrix& target) {
+  RETURN_IF_ERROR(RequireSameDevice(prediction.device(), target.device(), "MseLoss's target"));
+  if (prediction.rows != target.rows || prediction.cols != target.cols) {
+    return ddprun::InvalidArgumentError("MseLoss: the prediction is " +
+                                        Shape(prediction.rows, prediction.cols) +
+                                        " but the target is " + Shape(target.rows, target.cols));
+  }
+  return Guarded("MseLoss", [&]() -> ddprun::Result<Loss> {
+    Loss loss;
+    loss.grad = Matrix::Uninitialized(prediction.rows, prediction.cols, prediction.device());
+    loss.value = ops::MseLoss(prediction.device(), prediction.data.data(), target.data.data(),
+                              loss.grad.data.data(), prediction.data.size());
+    return loss;
+  });
 }
 
-Loss CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets) {
+ddprun::Result<Loss> CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets) {
   if (targets.size() != logits.rows) {
-    throw std::invalid_argument("CrossEntropyLoss: " + std::to_string(targets.size()) +
-                                " targets for " + std::to_string(logits.rows) + " rows of logits");
+    return ddprun::InvalidArgumentError("CrossEntropyLoss: " + std::to_string(targets.size()) +
+                                        " targets for " + Shape(logits.rows, logits.cols) +
+                                        " logits (one per row)");
   }
   for (int64_t t : targets) {
     if (t < 0 || static_cast<size_t>(t) >= logits.cols) {
-      throw std::invalid_argument("CrossEntropyLoss: target class " + std::to_string(t) +
-                                  " is outside [0, " + std::to_string(logits.cols) + ")");
+      return ddprun::InvalidArgumentError("CrossEntropyLoss: target class " + std::to_string(t) +
+                                          " is outside [0, " + std::to_string(logits.cols) +
+                                          ") for " + Shape(logits.rows, logits.cols) + " logits");
     }
   }
-  Loss loss;
-  loss.grad = Matrix::Uninitialized(logits.rows, logits.cols, logits.device());
-  loss.value = ops::CrossEntropyLoss(logits.device(), logits.data.data(), targets.data(),
-                                     loss.grad.data.data(), logits.rows, logits.cols);
-  return loss;
+  return Guarded("CrossEntropyLoss", [&]() -> ddprun::Result<Loss> {
+    Loss loss;
+    loss.grad = Matrix::Uninitialized(logits.rows, logits.cols, logits.device());
+    loss.value = ops::CrossEntropyLoss(logits.device(), logits.data.data(), targets.data(),
+                                       loss.grad.data.data(), logits.rows, logits.cols);
+    return loss;
+  });
 }
 
 }  // namespace ddp::nn

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "ddprun/base/status_macros.h"
+
 namespace ddp {
 namespace {
 
@@ -130,8 +132,9 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
         targets = targets.To(device);
       }
       optimizer->ZeroGrad();
-      nn::Loss loss = loss_function(ddp.value()->Forward(inputs), targets);
-      if (auto s = ddp.value()->Backward(loss.grad); !s.ok()) return s;
+      ASSIGN_OR_RETURN(const nn::Matrix prediction, ddp.value()->Forward(inputs));
+      ASSIGN_OR_RETURN(const nn::Loss loss, loss_function(prediction, targets));
+      RETURN_IF_ERROR(ddp.value()->Backward(loss.grad));
       optimizer->Step();
       at = end;
       ++step;

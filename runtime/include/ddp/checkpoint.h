@@ -8,6 +8,9 @@
 //
 // Loading tries the newest first and verifies it (magic, version, length, checksum); a corrupt or
 // truncated file is never loaded: it is skipped, with the reason, for the next newest.
+//
+// Threads and processes: a CheckpointDirectory holds only its path and may be used from any
+// thread; one process (rank 0) saves into a directory at a time, while any may load.
 #pragma once
 
 #include <cstdint>
@@ -36,16 +39,18 @@ struct LoadedCheckpoint {
 
 class CheckpointDirectory {
  public:
-  // `directory` is created when missing. `keep` >= 1.
+  // `directory` is created by the first Save when missing. `keep` >= 1 (less counts as 1).
   CheckpointDirectory(std::string directory, int keep);
 
-  // Writes the checkpoint of `state.step`, then removes all but the newest `keep`.
+  // Writes the checkpoint of `state.step` atomically, then removes all but the newest `keep`
+  // (one that cannot be removed is logged and left). An error naming the path when the
+  // directory cannot be made or the file not written; the previous checkpoints are intact then.
   ddprun::Status Save(const TrainingState& state);
-  // The newest valid checkpoint, or nullopt when there is none. An error only when the directory
-  // cannot be read.
+  // The newest valid checkpoint, or nullopt when there is none (no directory, no valid file).
+  // UNAVAILABLE naming the directory when it exists but cannot be read.
   ddprun::Result<std::optional<LoadedCheckpoint>> LoadNewest() const;
-  // Checkpoint files, newest first.
-  std::vector<std::string> List() const;
+  // Checkpoint files, newest first. UNAVAILABLE when the directory cannot be read.
+  ddprun::Result<std::vector<std::string>> List() const;
 
   const std::string& directory() const { return directory_; }
 

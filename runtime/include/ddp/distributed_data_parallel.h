@@ -28,9 +28,12 @@ class DistributedDataParallel {
   static ddprun::Result<std::unique_ptr<DistributedDataParallel>> Create(
       nn::Module& module, Communicator& communicator, ReducerOptions options = {});
 
-  nn::Matrix Forward(const nn::Matrix& input) { return module_.Forward(input); }
+  // The module's forward pass (its errors, unchanged).
+  ddprun::Result<nn::Matrix> Forward(const nn::Matrix& input) { return module_.Forward(input); }
   // Backward through the module; gradients are averaged over the ranks as they become ready.
-  // Errors: a parameter that got no gradient (FAILED_PRECONDITION), a failed all-reduce.
+  // Errors: the module's backward error, a parameter that got no gradient
+  // (FAILED_PRECONDITION), a failed all-reduce. The buckets are reduced in every case, so that
+  // the ranks' collectives stay in step.
   ddprun::Status Backward(const nn::Matrix& grad_output);
 
   // Gradient accumulation, as PyTorch's no_sync(): while the returned guard lives, Backward

@@ -7,6 +7,13 @@
 //
 // A module computes on the device its parameters are on (Module::To moves them, as PyTorch's
 // model.to(device)); its inputs must be there too (Matrix::To).
+//
+// Errors are values: Forward, Backward, the losses and Module::To return INVALID_ARGUMENT naming
+// both shapes (or both devices) when their inputs do not fit, and FAILED_PRECONDITION or
+// RESOURCE_EXHAUSTED when the device cannot be used; nothing is read out of bounds and no
+// exception leaves these functions. (Making a Matrix or a DeviceArray directly on an unavailable
+// device throws std::runtime_error: a constructor has no other way to fail.) A module belongs to
+// one thread at a time.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +25,7 @@
 #include <vector>
 
 #include "ddp/device_array.h"
+#include "ddprun/base/status.h"
 
 namespace ddp::nn {
 
@@ -77,30 +85,33 @@ using GradientReady = std::function<void(Parameter&)>;
 class Module {
  public:
   virtual ~Module() = default;
-  virtual Matrix Forward(const Matrix& input) = 0;
+  virtual ddprun::Result<Matrix> Forward(const Matrix& input) = 0;
   // The gradient of the loss with respect to the last Forward's input, given the one with
   // respect to its output. Calls `ready` for each parameter once its gradient is complete.
-  virtual Matrix Backward(const Matrix& grad_output, const GradientReady& ready) = 0;
+  virtual ddprun::Result<Matrix> Backward(const Matrix& grad_output,
+                                          const GradientReady& ready) = 0;
   // In definition order.
   virtual std::vector<Parameter*> parameters() { return {}; }
   // Moves every parameter to `device`, as PyTorch's module.to(device). Before
-  // DistributedDataParallel wraps the module.
-  void To(Device device) {
-    for (Parameter* p : parameters()) p->To(device);
-  }
+  // DistributedDataParallel wraps the module. FAILED_PRECONDITION naming the device when it
+  // cannot be used here.
+  ddprun::Status To(Device device);
 };
 
 // y = x W^T + b, W: out x in. Initialized as torch.nn.Linear: U(-1/sqrt(in), 1/sqrt(in)).
 class Linear final : public Module {
  public:
   Linear(size_t in, size_t out, std::mt19937& generator, const std::string& name = "linear");
-  Matrix Forward(const Matrix& input) override;
-  Matrix Backward(const Matrix& grad_output, const GradientReady& ready) override;
+  // INVALID_ARGUMENT unless `input` has `in` columns.
+  ddprun::Result<Matrix> Forward(const Matrix& input) override;
+  // INVALID_ARGUMENT unless `grad_output` is rows x `out` for the last Forward's rows.
+  ddprun::Result<Matrix> Backward(const Matrix& grad_output, const GradientReady& ready) override;
   std::vector<Parameter*> parameters() override { return {&weight_, &bias_}; }
   Parameter& weight() { return weight_; }
   Parameter& bias() { return bias_; }
 
  private:
+  std::string name_;
   size_t in_;
   size_t out_;
   Parameter weight_;
@@ -110,8 +121,9 @@ class Linear final : public Module {
 
 class ReLU final : public Module {
  public:
-  Matrix Forward(const Matrix& input) override;
-  Matrix Backward(const Matrix& grad_output, const GradientReady& ready) override;
+  ddprun::Result<Matrix> Forward(const Matrix& input) override;
+  // INVALID_ARGUMENT unless `grad_output` has the last Forward's shape.
+  ddprun::Result<Matrix> Backward(const Matrix& grad_output, const GradientReady& ready) override;
 
  private:
   Matrix input_;
@@ -120,8 +132,9 @@ class ReLU final : public Module {
 class Sequential final : public Module {
  public:
   Sequential& Add(std::unique_ptr<Module> module);
-  Matrix Forward(const Matrix& input) override;
-  Matrix Backward(const Matrix& grad_output, const GradientReady& ready) override;
+  // The first module's error, if any, stops the pass.
+  ddprun::Result<Matrix> Forward(const Matrix& input) override;
+  ddprun::Result<Matrix> Backward(const Matrix& grad_output, const GradientReady& ready) override;
   std::vector<Parameter*> parameters() override;
 
  private:
@@ -133,10 +146,12 @@ struct Loss {
   Matrix grad;  // of the loss with respect to the prediction
 };
 
-// mean((prediction - target)^2) over every element. Both on the same device; so is the gradient.
-Loss MseLoss(const Matrix& prediction, const Matrix& target);
-// mean over the batch of -log softmax(logits)[target]; targets are class indices, on the host.
-Loss CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets);
+// mean((prediction - target)^2) over every element. Both of one shape on the same device; so is
+// the gradient. INVALID_ARGUMENT naming both shapes (or devices) otherwise.
+ddprun::Result<Loss> MseLoss(const Matrix& prediction, const Matrix& target);
+// mean over the batch of -log softmax(logits)[target]; targets are class indices, on the host,
+// one per row. INVALID_ARGUMENT for a count that is not the rows' or a class out of range.
+ddprun::Result<Loss> CrossEntropyLoss(const Matrix& logits, const std::vector<int64_t>& targets);
 
 // A uniform float in [low, high) from `generator` (24 random bits), used by initializations.
 float Uniform(std::mt19937& generator, float low, float high);

@@ -49,7 +49,7 @@ struct TrainingResult {
 };
 
 using LossFunction =
-    std::function<nn::Loss(const nn::Matrix& prediction, const nn::Matrix& target)>;
+    std::function<ddprun::Result<nn::Loss>(const nn::Matrix& prediction, const nn::Matrix& target)>;
 using OptimizerFactory =
     std::function<std::unique_ptr<Optimizer>(std::vector<ParameterRef> parameters)>;
 

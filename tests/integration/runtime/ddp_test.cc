@@ -51,8 +51,8 @@ std::vector<float> TrainAlone(int world) {
   for (int step = 0; step < kSteps; ++step) {
     auto [x, y] = Batch(step, 0, kBatch * static_cast<size_t>(world));
     sgd->ZeroGrad();
-    auto loss = nn::MseLoss(model->Forward(x), y);
-    model->Backward(loss.grad, [](nn::Parameter&) {});
+    auto loss = nn::MseLoss(model->Forward(x).value(), y).value();
+    REQUIRE(model->Backward(loss.grad, [](nn::Parameter&) {}).ok());
     sgd->Step();
   }
   return Flatten(*model);
@@ -81,7 +81,7 @@ TEST_CASE("DDP on N ranks with batch B equals one process with batch N x B, for 
             for (int step = 0; step < kSteps; ++step) {
               auto [x, y] = Batch(step, static_cast<size_t>(rank) * kBatch, kBatch);
               sgd->ZeroGrad();
-              auto loss = nn::MseLoss(ddp.value()->Forward(x), y);
+              auto loss = nn::MseLoss(ddp.value()->Forward(x).value(), y).value();
               if (!ddp.value()->Backward(loss.grad).ok()) return std::vector<float>{};
               sgd->Step();
             }
@@ -112,9 +112,9 @@ TEST_CASE("no_sync accumulates locally, the next synced pass reduces the accumul
         auto [x2, y2] = Batch(1, static_cast<size_t>(rank) * 4, 4);
         {
           auto guard = ddp.value()->no_sync();
-          (void)ddp.value()->Backward(nn::MseLoss(ddp.value()->Forward(x1), y1).grad);
+          (void)ddp.value()->Backward(nn::MseLoss(ddp.value()->Forward(x1).value(), y1)->grad);
         }
-        (void)ddp.value()->Backward(nn::MseLoss(ddp.value()->Forward(x2), y2).grad);
+        (void)ddp.value()->Backward(nn::MseLoss(ddp.value()->Forward(x2).value(), y2)->grad);
         std::vector<float> grads;
         for (auto* p : model->parameters())
           grads.insert(grads.end(), p->grad(), p->grad() + p->size());
@@ -130,7 +130,9 @@ TEST_CASE("no_sync accumulates locally, the next synced pass reduces the accumul
       auto model = SeedModel(7);
       for (int step = 0; step < 2; ++step) {
         auto [x, y] = Batch(step, static_cast<size_t>(rank) * 4, 4);
-        model->Backward(nn::MseLoss(model->Forward(x), y).grad, [](nn::Parameter&) {});
+        REQUIRE(
+            model->Backward(nn::MseLoss(model->Forward(x).value(), y)->grad, [](nn::Parameter&) {})
+                .ok());
       }
       std::vector<float> grads;
       for (auto* p : model->parameters())
@@ -154,8 +156,9 @@ class HalfUsed final : public nn::Module {
  public:
   explicit HalfUsed(bool use_both = false)
       : use_both_(use_both), used_("used", 4), unused_("unused", 4) {}
-  nn::Matrix Forward(const nn::Matrix& input) override { return input; }
-  nn::Matrix Backward(const nn::Matrix& grad, const nn::GradientReady& ready) override {
+  ddprun::Result<nn::Matrix> Forward(const nn::Matrix& input) override { return input; }
+  ddprun::Result<nn::Matrix> Backward(const nn::Matrix& grad,
+                                      const nn::GradientReady& ready) override {
     if (use_both_) ready(unused_);
     ready(used_);
     return grad;

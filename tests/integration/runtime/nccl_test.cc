@@ -86,7 +86,7 @@ TEST_CASE("on a GPU, DDP over NCCL takes the same training steps as DDP on the C
     };
     auto cpu_model = make_model();
     auto gpu_model = make_model();
-    gpu_model->To(ddp::Device::kCuda);
+    if (auto s = gpu_model->To(ddp::Device::kCuda); !s.ok()) return s.ToString();
     auto cpu_comm = group.communicator(ddp::Device::kCpu);
     auto gpu_comm = group.communicator(ddp::Device::kCuda);
     if (!cpu_comm.ok() || !gpu_comm.ok()) return "no communicator";
@@ -106,9 +106,10 @@ TEST_CASE("on a GPU, DDP over NCCL takes the same training steps as DDP on the C
       for (float& v : y.data) v = ddp::nn::Uniform(data, -1, 1);
       cpu_sgd->ZeroGrad();
       gpu_sgd->ZeroGrad();
-      auto cpu_loss = ddp::nn::MseLoss(cpu.value()->Forward(x), y);
-      auto gpu_loss = ddp::nn::MseLoss(gpu.value()->Forward(x.To(ddp::Device::kCuda)),
-                                       y.To(ddp::Device::kCuda));
+      auto cpu_loss = ddp::nn::MseLoss(cpu.value()->Forward(x).value(), y).value();
+      auto gpu_loss = ddp::nn::MseLoss(gpu.value()->Forward(x.To(ddp::Device::kCuda)).value(),
+                                       y.To(ddp::Device::kCuda))
+                          .value();
       if (auto s = cpu.value()->Backward(cpu_loss.grad); !s.ok()) return s.ToString();
       if (auto s = gpu.value()->Backward(gpu_loss.grad); !s.ok()) return s.ToString();
       cpu_sgd->Step();

@@ -1,6 +1,6 @@
 // Layers, losses and optimizers on a CUDA GPU compute what they compute on the CPU (cuBLAS and the
-// kernels against OpenBLAS and the loops, within float tolerance). Tagged [gpu]: skipped, with a
-// warning, where no GPU is visible. Without one, a CUDA matrix is refused with a clear error.
+// kernels against OpenBLAS and the loops, within float tolerance). Tagged [gpu]: skipped, with the
+// reason, where no GPU is visible. Without one, a CUDA matrix is refused with a clear error.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -50,6 +50,11 @@ std::vector<float> GradientOnHost(Parameter& p) {
 TEST_CASE("without a GPU, a CUDA matrix is refused with an error naming CUDA") {
   if (HaveGpu()) return ddprun::testing::SkipTest("a GPU is visible");
   REQUIRE_THROWS_WITH(Matrix(4, 4, 0.0f, Device::kCuda), Catch::Contains("CUDA"));
+  // A module reports it as an error value.
+  auto model = SmallModel(5, 2);
+  const ddprun::Status moved = model->To(Device::kCuda);
+  CHECK(moved.code() == ddprun::StatusCode::kFailedPrecondition);
+  CHECK_THAT(moved.message(), Catch::Contains("CUDA"));
 }
 
 TEST_CASE("on a GPU, Linear, ReLU and both losses give the CPU's values and gradients", "[gpu]") {
@@ -60,21 +65,22 @@ TEST_CASE("on a GPU, Linear, ReLU and both losses give the CPU's values and grad
   for (int loss_kind = 0; loss_kind < 2; ++loss_kind) {
     auto cpu = SmallModel(5, 2);
     auto gpu = SmallModel(5, 2);
-    gpu->To(Device::kCuda);
-    const Matrix cpu_out = cpu->Forward(x);
-    const Matrix gpu_out = gpu->Forward(x.To(Device::kCuda));
+    REQUIRE(gpu->To(Device::kCuda).ok());
+    const Matrix cpu_out = cpu->Forward(x).value();
+    const Matrix gpu_out = gpu->Forward(x.To(Device::kCuda)).value();
     CheckClose(gpu_out.data.ToHost(), cpu_out.data.ToHost(), "forward");
     const Loss cpu_loss =
-        loss_kind == 0 ? MseLoss(cpu_out, target) : CrossEntropyLoss(cpu_out, classes);
-    const Loss gpu_loss = loss_kind == 0 ? MseLoss(gpu_out, target.To(Device::kCuda))
-                                         : CrossEntropyLoss(gpu_out, classes);
+        (loss_kind == 0 ? MseLoss(cpu_out, target) : CrossEntropyLoss(cpu_out, classes)).value();
+    const Loss gpu_loss = (loss_kind == 0 ? MseLoss(gpu_out, target.To(Device::kCuda))
+                                          : CrossEntropyLoss(gpu_out, classes))
+                              .value();
     CHECK(gpu_loss.value == Approx(cpu_loss.value).epsilon(1e-5));
     CheckClose(gpu_loss.grad.data.ToHost(), cpu_loss.grad.data.ToHost(), "loss gradient");
     std::vector<std::string> order_cpu, order_gpu;
     const Matrix cpu_dx =
-        cpu->Backward(cpu_loss.grad, [&](Parameter& p) { order_cpu.push_back(p.name()); });
+        cpu->Backward(cpu_loss.grad, [&](Parameter& p) { order_cpu.push_back(p.name()); }).value();
     const Matrix gpu_dx =
-        gpu->Backward(gpu_loss.grad, [&](Parameter& p) { order_gpu.push_back(p.name()); });
+        gpu->Backward(gpu_loss.grad, [&](Parameter& p) { order_gpu.push_back(p.name()); }).value();
     CHECK(order_gpu == order_cpu);
     CheckClose(gpu_dx.data.ToHost(), cpu_dx.data.ToHost(), "input gradient");
     auto cpu_parameters = cpu->parameters();

@@ -7,6 +7,7 @@
 //   ASSIGN_OR_RETURN(options.round, ParseRound(text));
 //
 // Both return from the enclosing function, which must return Status or a Result.
+// ASSIGN_OR_RETURN is several statements: inside an if or a loop, give it braces.
 #pragma once
 
 #include <utility>
