@@ -20,8 +20,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
 # the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
 # to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
-# the .deb.
-TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser)
+# the .deb; clang for its thread-safety analysis of the locks.
+TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -44,12 +44,15 @@ deps() {
     "${missing[@]}"
 }
 
-# build DIR [extra cmake arguments...]
+# build DIR [extra cmake arguments...]: configures and builds everything, or only the targets
+# named in TARGETS (a space-separated list).
 build() {
   local dir=$1
   shift
+  local targets=()
+  [ -z "${TARGETS:-}" ] || read -r -a targets <<<"--target $TARGETS"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "$@" >/dev/null &&
-    cmake --build "$dir" -j "$(nproc)"
+    cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
 }
 
 # What `test` reports when it ends, however it ends: the time of each stage, then one line
@@ -90,6 +93,25 @@ run_tests() {
   return $status
 }
 
+# Clang's thread-safety analysis of every annotated lock, as errors: the libraries and binaries
+# are compiled, nothing is run (the GCC build ran them). nvcc keeps GCC as its host compiler.
+clang_thread_safety_build() {
+  CC=clang CXX=clang++ TARGETS="ddprun ddprund ddprun_runtime" build "$BUILD_DIR-clang" \
+    -DCMAKE_CUDA_HOST_COMPILER=g++ -DBUILD_TESTING=OFF
+}
+
+# ThreadSanitizer over the tests that do not go through gRPC (TSan cannot see into the
+# prebuilt gRPC libraries): the unit tests and the runtime's ranks as threads over real links.
+tsan_build() {
+  TARGETS="unit_tests runtime_thread_tests" build "$BUILD_DIR-tsan" -DCMAKE_BUILD_TYPE=Debug \
+    -DDDPRUN_SANITIZER=thread -DDDPRUN_WITH_CUDA=OFF
+}
+tsan_tests() {
+  # OpenBLAS runs single-threaded: its own threads synchronize in ways TSan cannot see.
+  OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    run_tests "$BUILD_DIR-tsan" --tests-regex "^(unit|integration):"
+}
+
 case "${1:-}" in
   deps)
     deps
@@ -109,6 +131,9 @@ case "${1:-}" in
     stage "install the test packages" deps "${TEST_PACKAGES[@]}"
     stage "build" build "$BUILD_DIR"
     stage "tests" run_tests "$BUILD_DIR"
+    stage "clang build with -Wthread-safety -Werror" clang_thread_safety_build
+    stage "build under ThreadSanitizer" tsan_build
+    stage "tests under ThreadSanitizer" tsan_tests
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
       # Debug (-O0) compiles about twice as fast as -O2 and the suite is short either way.
       stage "build under AddressSanitizer and UndefinedBehaviorSanitizer" \

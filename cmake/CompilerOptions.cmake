@@ -20,6 +20,11 @@ target_compile_options(ddprun_compile_options INTERFACE
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
   target_compile_options(ddprun_compile_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
 endif()
+# Clang checks the locks: GUARDED_BY, REQUIRES and friends (ddprun/base/thread_annotations.h).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  target_compile_options(ddprun_compile_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wthread-safety -Wthread-safety-beta>)
+endif()
 if(DDPRUN_WERROR)
   target_compile_options(ddprun_compile_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()

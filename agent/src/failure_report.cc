@@ -4,7 +4,6 @@
 #include <ctime>
 
 #include "ddprun/agent/worker_error_file.h"
-#include "ddprun/agent/worker_process.h"
 
 namespace ddprun {
 namespace {
@@ -64,28 +63,6 @@ void AppendFailure(std::string& out, const WorkerFailure& failure) {
 }
 
 }  // namespace
-
-int ExitStatusOf(const WorkerFailure& failure) {
-  if (failure.term_signal) return 128 + *failure.term_signal;
-  if (failure.exit_code) return *failure.exit_code;
-  return 1;  // could not be started
-}
-
-std::string DescribeExit(const WorkerFailure& failure) {
-  if (failure.term_signal) {
-    return "signal " + SignalName(*failure.term_signal) + " (" +
-           std::to_string(*failure.term_signal) + ")";
-  }
-  if (failure.exit_code) return "exit code " + std::to_string(*failure.exit_code);
-  return "not started";
-}
-
-std::string DescribeFailure(const WorkerFailure& failure) {
-  const std::string where = "rank " + std::to_string(failure.global_rank) + " (local_rank " +
-                            std::to_string(failure.local_rank) + ") on host " + failure.host;
-  if (!failure.spawn_error.empty()) return where + ": could not start: " + failure.spawn_error;
-  return where + ": " + DescribeExit(failure);
-}
 
 std::string FormatFailureReport(const std::string& program,
                                 const std::vector<WorkerFailure>& failures, int restarts_used,

@@ -20,8 +20,9 @@ void LocalCoordinator::JoinNextRound() {
   boost::asio::post(io_, [this] { events_.on_round(round_); });
 }
 
-void LocalCoordinator::ReportFailure(const NodeAssignment&, const std::string& description,
+void LocalCoordinator::ReportFailure(const NodeAssignment&, const WorkerFailure& failure,
                                      int exit_status) {
+  const std::string description = DescribeFailure(failure);
   if (policy_.OnGroupFailure() == RestartPolicy::Decision::kRestart) {
     std::string reason = "worker failure: " + description + " (restart " +
                          std::to_string(policy_.restarts_used()) + " of " +
@@ -29,8 +30,9 @@ void LocalCoordinator::ReportFailure(const NodeAssignment&, const std::string& d
     boost::asio::post(io_, [this, reason] { events_.on_restart(reason); });
     return;
   }
-  boost::asio::post(
-      io_, [this, description, exit_status] { events_.on_job_failed(description, exit_status); });
+  boost::asio::post(io_, [this, description, exit_status, failure] {
+    events_.on_job_failed(description, exit_status, failure);
+  });
 }
 
 void LocalCoordinator::ReportSuccess(const NodeAssignment&) {

@@ -18,8 +18,9 @@ void RendezvousCoordinator::Start(RoundEvents events) {
   client_ = std::make_unique<SessionClient>(
       options_, [this](const NodeEvent& event) { OnEvent(event); },
       [this](const Status& error) {
-        boost::asio::post(io_,
-                          [this, message = error.message()] { events_.on_job_failed(message, 1); });
+        boost::asio::post(io_, [this, message = error.message()] {
+          events_.on_job_failed(message, 1, std::nullopt);
+        });
       });
   client_->Start();
 }
@@ -42,8 +43,8 @@ void RendezvousCoordinator::OnEvent(const NodeEvent& event) {
       boost::asio::post(io_, [this] { events_.on_job_complete(); });
       return;
     case NodeEvent::Type::kJobFailed:
-      boost::asio::post(io_, [this, reason = event.reason, status = event.exit_status] {
-        events_.on_job_failed(reason, status);
+      boost::asio::post(io_, [this, event] {
+        events_.on_job_failed(event.reason, event.exit_status, event.failure);
       });
       return;
   }
@@ -51,9 +52,9 @@ void RendezvousCoordinator::OnEvent(const NodeEvent& event) {
 
 void RendezvousCoordinator::JoinNextRound() { client_->JoinNextRound(); }
 
-void RendezvousCoordinator::ReportFailure(const NodeAssignment& round,
-                                          const std::string& description, int exit_status) {
-  client_->ReportFailure(round.round, description, exit_status);
+void RendezvousCoordinator::ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
+                                          int exit_status) {
+  client_->ReportFailure(round.round, failure, exit_status);
 }
 
 void RendezvousCoordinator::ReportSuccess(const NodeAssignment& round) {

@@ -1,18 +1,17 @@
 // WorkerGroupSupervisor; see worker_group_supervisor.h.
 #include "ddprun/agent/worker_group_supervisor.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstring>
 
-#include "ddprun/agent/output_pump.h"
+#include "ddprun/agent/failure_capture.h"
+#include "ddprun/agent/group_stop.h"
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
@@ -43,13 +42,8 @@ struct Worker {
   bool alive = false;
   bool succeeded = false;
   std::string error_file;
-  std::shared_ptr<OutputPump> stdout_pump;
-  std::shared_ptr<OutputPump> stderr_pump;
+  WorkerOutput output;
 };
-
-int OpenLogFile(const std::string& path) {
-  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-}
 
 }  // namespace
 
@@ -60,7 +54,8 @@ struct WorkerGroupSupervisor::Impl {
         coordinator(*options.coordinator),
         children(io, SIGCHLD),
         stop_signals(io, SIGINT, SIGTERM, SIGHUP),
-        stop_timer(io),
+        output_router(io, options.output),
+        group_stop(io, options.shutdown_timeout, options.kill_timeout),
         log(GetLogger("agent")) {
     stop_signals.add(SIGQUIT);
   }
@@ -70,7 +65,8 @@ struct WorkerGroupSupervisor::Impl {
   RoundCoordinator& coordinator;
   boost::asio::signal_set children;
   boost::asio::signal_set stop_signals;
-  boost::asio::steady_timer stop_timer;
+  OutputRouter output_router;
+  GroupStop group_stop;
   std::shared_ptr<spdlog::logger> log;
 
   Phase phase = Phase::kWaitingForRound;
@@ -79,18 +75,21 @@ struct WorkerGroupSupervisor::Impl {
   int attempt = -1;      // rounds this agent has started workers for, minus one: names log dirs
   bool interrupted = false;
   int interrupt_signal = 0;
-  int stop_signal = SIGTERM;  // what the current stop sent first
   std::vector<Worker> workers;
-  std::vector<WorkerFailure> failures;  // of the current round; root cause first
-  std::string job_failure;              // the job's root cause, from the coordinator
+  std::vector<WorkerFailure> failures;          // of the current round; root cause first
+  std::string job_failure;                      // the job's root cause, from the coordinator
+  std::optional<WorkerFailure> job_root_cause;  // the worker failure behind it, if one is
   int exit_status = 1;
   std::string failure_report;  // printed after the workers' last output
 
   void Begin() {
-    coordinator.Start(
-        {[this](const NodeAssignment& next) { OnRound(next); },
-         [this](const std::string& reason) { OnRestart(reason); }, [this] { OnJobComplete(); },
-         [this](const std::string& reason, int status) { OnJobFailed(reason, status); }});
+    coordinator.Start({[this](const NodeAssignment& next) { OnRound(next); },
+                       [this](const std::string& reason) { OnRestart(reason); },
+                       [this] { OnJobComplete(); },
+                       [this](const std::string& reason, int status,
+                              const std::optional<WorkerFailure>& root_cause) {
+                         OnJobFailed(reason, status, root_cause);
+                       }});
   }
 
   void OnRound(const NodeAssignment& next) {
@@ -134,9 +133,11 @@ struct WorkerGroupSupervisor::Impl {
     Finish(0);
   }
 
-  void OnJobFailed(const std::string& reason, int status) {
+  void OnJobFailed(const std::string& reason, int status,
+                   const std::optional<WorkerFailure>& root_cause) {
     if (phase == Phase::kDone) return;
     job_failure = reason;
+    job_root_cause = root_cause;
     exit_status = status;
     if (interrupted) return;  // exits with 128 + signal once stopped
     if (phase == Phase::kRunning) {
@@ -209,71 +210,48 @@ struct WorkerGroupSupervisor::Impl {
     if (!spawned.ok()) return spawned.status();
     worker.pid = spawned->pid;
     worker.alive = true;
-
-    const StdStreams redirected = options.redirects.For(local_rank);
-    const StdStreams teed = options.tee.For(local_rank);
-    const bool shown =
-        !options.local_ranks_filter || options.local_ranks_filter->contains(local_rank);
-    const std::string prefix = "[rank" + std::to_string(worker.placement.global_rank) + "]: ";
-    auto make_pump = [&](int pipe_fd, StdStreams stream, int console_fd, const std::string& file) {
-      const bool to_file = Includes(redirected, stream) || Includes(teed, stream);
-      const bool to_console = shown && !Includes(redirected, stream);
-      int file_fd = -1;
-      if (to_file && (file_fd = OpenLogFile(file)) < 0) {
-        log->error("cannot open {}: {}; rank {} output goes to the console only", file,
-                   std::strerror(errno), worker.placement.global_rank);
-      }
-      // A log file that cannot be opened falls back to the console: output is never dropped.
-      const bool console = to_console || (to_file && file_fd < 0);
-      auto pump =
-          std::make_shared<OutputPump>(io, pipe_fd, console ? console_fd : -1, prefix, file_fd);
-      pump->Start();
-      return pump;
-    };
-    worker.stdout_pump = make_pump(spawned->stdout_fd, StdStreams::kStdout, STDOUT_FILENO,
-                                   layout.StdoutLog(attempt, local_rank));
-    worker.stderr_pump = make_pump(spawned->stderr_fd, StdStreams::kStderr, STDERR_FILENO,
-                                   layout.StderrLog(attempt, local_rank));
+    worker.output = output_router.Route(
+        local_rank, worker.placement.global_rank, spawned->stdout_fd, spawned->stderr_fd,
+        layout.StdoutLog(attempt, local_rank), layout.StderrLog(attempt, local_rank));
     return Status::Ok();
   }
 
-  // A failure of `worker` observed now.
-  WorkerFailure NewFailure(const Worker& worker) const {
-    WorkerFailure failure;
-    failure.time = std::chrono::system_clock::now();
-    failure.host = options.host;
-    failure.global_rank = worker.placement.global_rank;
-    failure.local_rank = worker.placement.local_rank;
-    failure.pid = worker.pid;
-    failure.error_file = worker.error_file;
-    return failure;
+  FailedWorker Describe(const Worker& worker) const {
+    return {worker.placement, worker.pid, worker.error_file, options.host};
   }
 
   void RecordSpawnFailure(const Worker& worker, const Status& status) {
-    WorkerFailure failure = NewFailure(worker);
-    failure.spawn_error = status.message();
-    failures.push_back(std::move(failure));
+    failures.push_back(CaptureSpawnFailure(Describe(worker), status));
     log->error("could not start rank {}: {}", worker.placement.global_rank, status.message());
   }
 
+  // Reaps this group's workers that have exited, and only them: any other child of the process
+  // (another library's, the test's) is left for its owner to wait for.
   void ReapChildren() {
-    while (true) {
+    for (auto& worker : workers) {
+      if (!worker.alive) continue;
       int wait_status = 0;
-      const pid_t pid = ::waitpid(-1, &wait_status, WNOHANG);
-      if (pid <= 0) return;  // none left to reap now (0), or no children at all (-1, ECHILD)
-      for (auto& worker : workers) {
-        if (worker.alive && worker.pid == pid) {
-          OnWorkerExit(worker, wait_status);
-          break;
-        }
+      pid_t reaped;
+      do {
+        reaped = ::waitpid(worker.pid, &wait_status, WNOHANG);
+      } while (reaped < 0 && errno == EINTR);
+      if (reaped == worker.pid) {
+        OnWorkerExit(worker, wait_status);
+        if (phase == Phase::kDone) return;
+      } else if (reaped < 0) {
+        // ECHILD: someone else reaped it (waitpid(-1) elsewhere in the process). Its status is
+        // lost; count it as a failure rather than wait for it forever.
+        log->error("cannot wait for worker pid {}: {}; counting it as failed", worker.pid,
+                   std::strerror(errno));
+        OnWorkerExit(worker, W_EXITCODE(1, 0));
+        if (phase == Phase::kDone) return;
       }
     }
   }
 
   void OnWorkerExit(Worker& worker, int wait_status) {
     worker.alive = false;
-    worker.stdout_pump->Finish();
-    worker.stderr_pump->Finish();
+    worker.output.Finish();
     const bool success = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
     if (phase == Phase::kRunning) {
       if (success) {
@@ -290,21 +268,15 @@ struct WorkerGroupSupervisor::Impl {
       return;
     }
     // Stopping. A worker that ended by its own failure, not by our signals, is still reported.
-    const bool stopped_by_us = WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == stop_signal ||
-                                                            WTERMSIG(wait_status) == SIGKILL);
+    const bool stopped_by_us =
+        WIFSIGNALED(wait_status) &&
+        (WTERMSIG(wait_status) == group_stop.signal_sent() || WTERMSIG(wait_status) == SIGKILL);
     if (!success && !stopped_by_us && !interrupted) RecordFailure(worker, wait_status);
     if (AliveCount() == 0) OnGroupStopped();
   }
 
   void RecordFailure(const Worker& worker, int wait_status) {
-    WorkerFailure failure = NewFailure(worker);
-    if (WIFSIGNALED(wait_status)) {
-      failure.term_signal = WTERMSIG(wait_status);
-    } else {
-      failure.exit_code = WEXITSTATUS(wait_status);
-    }
-    // What the worker wrote to its error file, if anything (64 KiB at most).
-    failure.error_file_text = ReadFileHead(worker.error_file, 64 << 10).value_or("");
+    WorkerFailure failure = CaptureExitFailure(Describe(worker), wait_status);
     log->warn("rank {} (pid {}) failed: {}", failure.global_rank, failure.pid,
               DescribeExit(failure));
     failures.push_back(std::move(failure));
@@ -314,7 +286,7 @@ struct WorkerGroupSupervisor::Impl {
   // coordinator decides.
   void HandleFailure() {
     const WorkerFailure& root_cause = failures.front();
-    coordinator.ReportFailure(round, DescribeFailure(root_cause), ExitStatusOf(root_cause));
+    coordinator.ReportFailure(round, root_cause, ExitStatusOf(root_cause));
     StopThen(AfterStop::kUndecided);
   }
 
@@ -322,7 +294,7 @@ struct WorkerGroupSupervisor::Impl {
     if (phase == Phase::kDone) return;
     if (interrupted) {
       log->warn("received {} again; killing the workers now", SignalName(signal_number));
-      SignalAlive(SIGKILL);
+      group_stop.KillNow();
       return;
     }
     log->warn("received {}; stopping the workers", SignalName(signal_number));
@@ -338,51 +310,36 @@ struct WorkerGroupSupervisor::Impl {
     if (!workers_alive) Finish(128 + signal_number);
   }
 
-  void SignalAlive(int signal_number) {
+  std::vector<pid_t> AlivePids() const {
+    std::vector<pid_t> pids;
     for (const auto& worker : workers) {
-      if (worker.alive && ::kill(-worker.pid, signal_number) != 0 && errno != ESRCH) {
-        log->error("cannot send {} to worker pid {}: {}", SignalName(signal_number), worker.pid,
-                   std::strerror(errno));
-      }
+      if (worker.alive) pids.push_back(worker.pid);
     }
+    return pids;
   }
 
-  // Sends signal_number to every live worker's process group; SIGKILL after shutdown_timeout;
-  // gives up on survivors kill_timeout later. OnGroupStopped follows in every case.
+  // Stops the live workers (GroupStop: signal_number, then SIGKILL, then giving up on them);
+  // OnGroupStopped follows in every case.
   void StopGroup(int signal_number) {
-    stop_signal = signal_number;
     if (AliveCount() == 0) {
       boost::asio::post(io, [this] { OnGroupStopped(); });
       return;
     }
-    SignalAlive(signal_number);
-    stop_timer.expires_after(options.shutdown_timeout);
-    stop_timer.async_wait([this](const boost::system::error_code& error) {
-      if (error || AliveCount() == 0) return;
-      log->warn("{} worker(s) still running {} ms after {}; sending SIGKILL", AliveCount(),
-                options.shutdown_timeout.count(), SignalName(stop_signal));
-      SignalAlive(SIGKILL);
-      stop_timer.expires_after(options.kill_timeout);
-      stop_timer.async_wait([this](const boost::system::error_code& kill_error) {
-        if (kill_error || AliveCount() == 0) return;
-        for (auto& worker : workers) {
-          if (!worker.alive) continue;
-          log->error(
-              "worker pid {} has not exited {} ms after SIGKILL (stuck in the kernel?); "
-              "abandoning it",
-              worker.pid, options.kill_timeout.count());
-          worker.alive = false;
-          worker.stdout_pump->Finish();
-          worker.stderr_pump->Finish();
-        }
-        OnGroupStopped();
-      });
-    });
+    group_stop.Begin(
+        signal_number, [this] { return AlivePids(); },
+        [this](const std::vector<pid_t>&) {
+          for (auto& worker : workers) {
+            if (!worker.alive) continue;
+            worker.alive = false;
+            worker.output.Finish();
+          }
+          OnGroupStopped();
+        });
   }
 
   void OnGroupStopped() {
     if (phase != Phase::kStopping) return;
-    stop_timer.cancel();
+    group_stop.Cancel();
     switch (after_stop) {
       case AfterStop::kRejoin:
         phase = Phase::kWaitingForRound;
@@ -404,8 +361,10 @@ struct WorkerGroupSupervisor::Impl {
   // the job's root cause the report details it; otherwise it names the root cause the
   // coordinator gave, and lists this node's failures after it.
   void GiveUp() {
+    // This node's own first failure is the job's root cause: recognised by the record itself
+    // (host, rank, pid, time), not by its text.
     const bool own_root_cause =
-        !failures.empty() && job_failure.rfind(DescribeFailure(failures.front()), 0) == 0;
+        !failures.empty() && job_root_cause && SameFailure(*job_root_cause, failures.front());
     failure_report =
         FormatFailureReport(options.program_label, failures, round.restart_count,
                             coordinator.max_restarts(), own_root_cause ? "" : job_failure);
@@ -420,7 +379,7 @@ struct WorkerGroupSupervisor::Impl {
     boost::system::error_code ignored;
     children.cancel(ignored);
     stop_signals.cancel(ignored);
-    stop_timer.cancel();
+    group_stop.Cancel();
   }
 };
 

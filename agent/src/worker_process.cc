@@ -126,11 +126,4 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
   return SpawnedWorker{pid, out_read.release(), err_read.release()};
 }
 
-std::string SignalName(int signal_number) {
-  if (const char* abbreviation = ::sigabbrev_np(signal_number)) {
-    return std::string("SIG") + abbreviation;
-  }
-  return "signal " + std::to_string(signal_number);
-}
-
 }  // namespace ddprun

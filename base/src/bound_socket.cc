@@ -23,7 +23,12 @@ Result<BoundSocket> BoundSocket::Bind(const std::string& host, int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrnoError("socket", errno);
   const int on = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return ErrnoError(
+        "setting SO_REUSEADDR on a socket to bind " + host + ":" + std::to_string(port), error);
+  }
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
     ::close(fd);
@@ -31,7 +36,12 @@ Result<BoundSocket> BoundSocket::Bind(const std::string& host, int port) {
                             std::strerror(error));
   }
   socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return ErrnoError("getsockname of the socket bound to " + host + ":" + std::to_string(port),
+                      error);
+  }
   return BoundSocket(fd, ntohs(address.sin_port));
 }
 

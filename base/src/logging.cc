@@ -5,13 +5,14 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <mutex>
+
+#include "ddprun/base/thread_annotations.h"
 
 namespace ddprun {
 
 std::shared_ptr<spdlog::logger> GetLogger(const std::string& component) {
-  static std::mutex creation_mu;  // spdlog's registry refuses a second logger of the same name
-  std::lock_guard lock(creation_mu);
+  static Mutex creation_mu;  // spdlog's registry refuses a second logger of the same name
+  MutexLock lock(creation_mu);
   if (auto existing = spdlog::get(component)) return existing;
   auto logger = spdlog::stderr_color_mt(component);
   logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%n pid %P] %^%l%$: %v");

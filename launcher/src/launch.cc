@@ -103,9 +103,9 @@ int Launch(const LaunchConfig& config) {
   options.nproc = config.nproc_per_node;
   options.worker_argv = config.worker_argv;
   options.program_label = ProgramLabel(config);
-  options.redirects = config.redirects;
-  options.tee = config.tee;
-  options.local_ranks_filter = config.local_ranks_filter;
+  options.output.redirects = config.redirects;
+  options.output.tee = config.tee;
+  options.output.local_ranks_filter = config.local_ranks_filter;
   options.log_layout = RunLogLayout(log_dir, config.run_id);
   options.shutdown_timeout = config.shutdown_timeout;
 

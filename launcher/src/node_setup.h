@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "ddprun/agent/launch_config.h"
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/bound_socket.h"
+#include "ddprun/launcher/launch_config.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 
 namespace ddprun {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "ddprun/agent/launch_config.h"
 #include "ddprun/base/bound_socket.h"
+#include "ddprun/launcher/launch_config.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/rendezvous/session_client.h"
 

@@ -1,41 +1,18 @@
 // StatusMain and the formats of `ddprun status`; see status_command.h.
 #include "ddprun/launcher/status_command.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/job_status_client.h"
+#include "ddprun/v1/status_view.pb.h"
 
 namespace ddprun {
 namespace {
-
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string Ranks(const NodeSnapshot& node) {
   if (node.group_rank < 0) return "-";
@@ -84,31 +61,37 @@ std::string FormatJobsTable(const std::vector<JobSnapshot>& jobs) {
 }
 
 std::string FormatJobsJson(const std::vector<JobSnapshot>& jobs) {
-  std::string out = "{\"jobs\": [";
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    const JobSnapshot& job = jobs[j];
-    out += j ? ", " : "";
-    out += "{\"job_id\": " + JsonString(job.job_id) + ", \"state\": " + JsonString(job.state) +
-           ", \"round\": " + std::to_string(job.round) +
-           ", \"min_nodes\": " + std::to_string(job.settings.min_nodes) +
-           ", \"max_nodes\": " + std::to_string(job.settings.max_nodes) +
-           ", \"restarts_used\": " + std::to_string(job.restarts_used) +
-           ", \"max_restarts\": " + std::to_string(job.settings.max_restarts) +
-           ", \"last_failure\": " + JsonString(job.last_failure) + ", \"nodes\": [";
-    for (size_t n = 0; n < job.nodes.size(); ++n) {
-      const NodeSnapshot& node = job.nodes[n];
-      out += n ? ", " : "";
-      out += "{\"node_id\": " + JsonString(node.description.node_id) +
-             ", \"host\": " + JsonString(node.description.host) +
-             ", \"group_rank\": " + std::to_string(node.group_rank) + ", \"first_global_rank\": " +
-             (node.group_rank < 0 ? "null" : std::to_string(node.first_global_rank)) +
-             ", \"nproc\": " + std::to_string(node.description.nproc) +
-             ", \"heartbeat_age_ms\": " + std::to_string(node.heartbeat_age.count()) +
-             ", \"state\": " + JsonString(NodeState(job, node)) + "}";
+  v1::StatusView view;
+  for (const JobSnapshot& job : jobs) {
+    v1::JobView& out = *view.add_jobs();
+    out.set_job_id(job.job_id);
+    out.set_state(job.state);
+    out.set_round(static_cast<int32_t>(job.round));
+    out.set_min_nodes(job.settings.min_nodes);
+    out.set_max_nodes(job.settings.max_nodes);
+    out.set_restarts_used(job.restarts_used);
+    out.set_max_restarts(job.settings.max_restarts);
+    out.set_last_failure(job.last_failure);
+    for (const NodeSnapshot& node : job.nodes) {
+      v1::NodeView& node_out = *out.add_nodes();
+      node_out.set_node_id(node.description.node_id);
+      node_out.set_host(node.description.host);
+      node_out.set_group_rank(node.group_rank);
+      if (node.group_rank >= 0) node_out.set_first_global_rank(node.first_global_rank);
+      node_out.set_nproc(node.description.nproc);
+      node_out.set_heartbeat_age_ms(static_cast<int32_t>(node.heartbeat_age.count()));
+      node_out.set_state(NodeState(job, node));
     }
-    out += "]}";
   }
-  return out + "]}\n";
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;  // a 0 or an empty string is shown, not dropped
+  options.preserve_proto_field_names = true;
+  std::string text;
+  if (!google::protobuf::util::MessageToJsonString(view, &text, options).ok()) {
+    return "{\"error\": \"the status could not be printed as JSON\"}\n";
+  }
+  return text;
 }
 
 int StatusMain(const std::vector<std::string>& args) {

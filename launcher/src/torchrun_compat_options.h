@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "ddprun/agent/launch_config.h"
 #include "ddprun/base/status.h"
+#include "ddprun/launcher/launch_config.h"
 
 namespace ddprun {
 

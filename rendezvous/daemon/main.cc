@@ -2,7 +2,9 @@
 // --bind:--port until SIGTERM or SIGINT, then shuts down (pending calls are failed, not dropped).
 #include <signal.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "ddprun/base/files.h"
@@ -29,7 +31,10 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (int error = pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr); error != 0) {
+    std::fprintf(stderr, "ddprund: error: blocking SIGTERM and SIGINT: %s\n", std::strerror(error));
+    return 1;
+  }
 
   RendezvousServerOptions options;
   options.bind_host = config.bind;
@@ -52,10 +57,20 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("ddprund listening on %s:%d\n", config.bind.c_str(), port);
-  std::fflush(stdout);
+  if (std::fflush(stdout) != 0) {
+    // Whoever waits for that line will not see it; the server still serves.
+    const int error = errno;
+    GetLogger("rendezvous")
+        ->warn("{}", ErrnoError("writing the listening line to stdout", error).message());
+  }
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  if (int error = sigwait(&stop_signals, &signal_number); error != 0) {
+    std::fprintf(stderr, "ddprund: error: waiting for SIGTERM or SIGINT: %s; shutting down\n",
+                 std::strerror(error));
+    server.value()->Shutdown();
+    return 1;
+  }
   GetLogger("rendezvous")->info("received signal {}; shutting down", signal_number);
   server.value()->Shutdown();
   return 0;

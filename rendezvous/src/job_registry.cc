@@ -51,7 +51,7 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
                          const NodeDescription& node, const std::optional<RunningRound>& running,
                          RendezvousTime now, std::vector<RoutedEvent>& events) {
   if (job_id.empty()) return InvalidArgumentError("a job id is required (--rdzv_id)");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   JobRounds* job = Find(job_id);
   if (job == nullptr) {
     if (Status s = ValidateRendezvousSettings(settings); !s.ok()) return s;
@@ -72,7 +72,7 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
 
 Status JobRegistry::Heartbeat(const std::string& job_id, const std::string& node_id,
                               RendezvousTime now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   JobRounds* job = Find(job_id);
   if (job == nullptr) return NotFoundError("job '" + job_id + "' is unknown; join it first");
   return job->Heartbeat(node_id, now);
@@ -81,7 +81,7 @@ Status JobRegistry::Heartbeat(const std::string& job_id, const std::string& node
 void JobRegistry::Update(const std::string& job_id, RendezvousTime now,
                          const std::function<void(JobRounds&)>& change,
                          std::vector<RoutedEvent>& events) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (JobRounds* job = Find(job_id)) {
     change(*job);
     Drain(job_id, *job, now, events);
@@ -89,12 +89,11 @@ void JobRegistry::Update(const std::string& job_id, RendezvousTime now,
 }
 
 void JobRegistry::WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
-                               const std::string& description, int exit_status, RendezvousTime now,
+                               const WorkerFailure& failure, int exit_status, RendezvousTime now,
                                std::vector<RoutedEvent>& events) {
   Update(
       job_id, now,
-      [&](JobRounds& job) { job.WorkerFailed(node_id, round, description, exit_status, now); },
-      events);
+      [&](JobRounds& job) { job.WorkerFailed(node_id, round, failure, exit_status, now); }, events);
 }
 
 void JobRegistry::Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
@@ -118,7 +117,7 @@ void JobRegistry::Disconnected(const std::string& job_id, const std::string& nod
 
 void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
                        std::vector<std::string>* forgotten) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [job_id, job] : jobs_) {
     job->Tick(now);
     Drain(job_id, *job, now, events);
@@ -135,7 +134,7 @@ void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
 }
 
 std::optional<RendezvousTime> JobRegistry::NextDeadline() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::optional<RendezvousTime> next;
   auto consider = [&next](std::optional<RendezvousTime> t) {
     if (t && (!next || *t < *next)) next = t;
@@ -146,7 +145,7 @@ std::optional<RendezvousTime> JobRegistry::NextDeadline() const {
 }
 
 bool JobRegistry::AllEnded() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [id, job] : jobs_) {
     if (job->state() != JobRounds::State::kComplete && job->state() != JobRounds::State::kFailed) {
       return false;
@@ -157,12 +156,13 @@ bool JobRegistry::AllEnded() const {
 
 Result<std::vector<JobSnapshot>> JobRegistry::Snapshot(const std::string& job_id,
                                                        RendezvousTime now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<JobSnapshot> snapshots;
   for (const auto& [id, job] : jobs_) {
     if (!job_id.empty() && id != job_id) continue;
     snapshots.push_back({id, StateName(job->state()), job->round(), job->settings(),
-                         job->restarts_used(), job->last_failure(), job->Nodes(now)});
+                         job->restarts_used(), job->last_failure(), job->last_worker_failure(),
+                         job->Nodes(now)});
   }
   if (!job_id.empty() && snapshots.empty()) {
     return NotFoundError("no job '" + job_id + "' on this rendezvous server");

@@ -156,21 +156,23 @@ RendezvousTime JobRounds::LostAt(const Node& node) const {
 }
 
 void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
-                             const std::string& description, int exit_status, RendezvousTime now) {
+                             const WorkerFailure& failure, int exit_status, RendezvousTime now) {
   if (state_ != State::kRunning || round != round_) return;  // stale: that round is over
   if (std::find(members_.begin(), members_.end(), node_id) == members_.end()) return;
+  const std::string description = DescribeFailure(failure);
   last_failure_ = description;
+  last_worker_failure_ = failure;
   if (restarts_used_ < settings_.max_restarts) {
     ++restarts_used_;
     StartNextRound("worker failure: " + description + " (restart " +
                        std::to_string(restarts_used_) + " of " +
                        std::to_string(settings_.max_restarts) + ")",
-                   now);
+                   now, failure);
     return;
   }
   FailJob(description + " (restarts used: " + std::to_string(restarts_used_) + " of " +
               std::to_string(settings_.max_restarts) + ")",
-          exit_status);
+          exit_status, failure);
 }
 
 void JobRounds::NodeSucceeded(const std::string& node_id, int64_t round) {
@@ -333,7 +335,7 @@ void JobRounds::CompleteRound() {
     Node& node = nodes_.at(members_[rank]);
     node.joined = false;
     node.previous_group_rank = static_cast<int>(rank);
-    NodeEvent event{members_[rank], NodeEvent::Type::kRoundReady, {}, ""};
+    NodeEvent event{members_[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt};
     event.assignment = {round_,
                         static_cast<int>(rank),
                         static_cast<int>(members_.size()),
@@ -347,10 +349,11 @@ void JobRounds::CompleteRound() {
   }
 }
 
-void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now) {
+void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now,
+                               const std::optional<WorkerFailure>& failure) {
   readopt_deadline_.reset();
   std::erase(members_, std::string());
-  for (const auto& id : members_) Emit(id, NodeEvent::Type::kRestart, reason);
+  for (const auto& id : members_) Emit(id, NodeEvent::Type::kRestart, reason, 1, failure);
   expected_ = std::set<std::string>(members_.begin(), members_.end());
   for (const auto& [id, node] : nodes_) {
     if (node.joined) expected_.insert(id);
@@ -377,16 +380,19 @@ void JobRounds::RemoveNode(const std::string& node_id, const std::string& reason
   MaybeCompleteRound(now);
 }
 
-void JobRounds::FailJob(const std::string& reason, int exit_status) {
+void JobRounds::FailJob(const std::string& reason, int exit_status,
+                        const std::optional<WorkerFailure>& failure) {
   state_ = State::kFailed;
   readopt_deadline_.reset();
   last_failure_ = reason;
-  for (const auto& [id, node] : nodes_) Emit(id, NodeEvent::Type::kJobFailed, reason, exit_status);
+  for (const auto& [id, node] : nodes_) {
+    Emit(id, NodeEvent::Type::kJobFailed, reason, exit_status, failure);
+  }
 }
 
 void JobRounds::Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
-                     int exit_status) {
-  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status});
+                     int exit_status, const std::optional<WorkerFailure>& failure) {
+  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status, failure});
 }
 
 }  // namespace ddprun

@@ -4,33 +4,9 @@
 #include "client_channel.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
+#include "proto_conversions.h"
 
 namespace ddprun {
-namespace {
-
-JobSnapshot FromProto(const v1::JobStatus& proto) {
-  JobSnapshot job;
-  job.job_id = proto.job_id();
-  job.state = proto.state();
-  job.round = proto.round();
-  job.settings.min_nodes = proto.min_nodes();
-  job.settings.max_nodes = proto.max_nodes();
-  job.settings.max_restarts = proto.max_restarts();
-  job.restarts_used = proto.restarts_used();
-  job.last_failure = proto.last_failure();
-  for (const auto& node : proto.nodes()) {
-    NodeSnapshot snapshot;
-    snapshot.description = {node.node_id(), node.host(), node.nproc(), 0};
-    snapshot.group_rank = node.group_rank();
-    snapshot.first_global_rank = node.first_global_rank();
-    snapshot.heartbeat_age = std::chrono::milliseconds(node.heartbeat_age_ms());
-    snapshot.succeeded = node.state() == "succeeded";
-    job.nodes.push_back(std::move(snapshot));
-  }
-  return job;
-}
-
-}  // namespace
 
 Result<std::vector<JobSnapshot>> FetchJobStatus(const std::string& address,
                                                 const ClientSecurity& security,

@@ -63,7 +63,7 @@ Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, st
   std::vector<std::function<void()>> ready;
   Status status;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     status = StoreLocked(scope, key, std::move(value), ready);
   }
   RunAll(ready);
@@ -71,7 +71,7 @@ Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, st
 }
 
 Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find({scope, key});
   if (it == entries_.end()) return NotFoundError("store key '" + key + "' is not set");
   return it->second;
@@ -83,7 +83,7 @@ Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string
   std::vector<std::function<void()>> ready;
   int64_t sum = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find({scope, key});
     auto added = AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key);
     if (!added.ok()) return added.status();
@@ -102,7 +102,7 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
   std::vector<std::function<void()>> ready;
   CompareSetOutcome outcome;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find({scope, key});
     const bool matches = it == entries_.end() ? expected.empty() : it->second == expected;
     if (!matches) {
@@ -118,7 +118,7 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
 }
 
 bool KeyValueStore::Delete(const StoreScopeKey& scope, const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find({scope, key});
   if (it == entries_.end()) return false;
   job_bytes_[scope.job_id] -= key.size() + it->second.size();
@@ -139,7 +139,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
   }
   WaiterId id;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     id = next_waiter_id_++;
     Waiter waiter{scope, {}, std::move(on_ready)};
     for (const auto& key : keys) {
@@ -157,7 +157,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
 }
 
 bool KeyValueStore::CancelWait(WaiterId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return false;
   for (const auto& key : it->second.missing_keys) {
@@ -171,12 +171,12 @@ bool KeyValueStore::CancelWait(WaiterId id) {
 }
 
 size_t KeyValueStore::pending_waiters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return waiters_.size();
 }
 
 void KeyValueStore::DropJob(const std::string& job_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.lower_bound({StoreScopeKey{job_id, std::numeric_limits<int64_t>::min()}, ""});
   while (it != entries_.end() && it->first.first.job_id == job_id) it = entries_.erase(it);
   job_bytes_.erase(job_id);

@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "ddprun/base/bound_socket.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/thread_annotations.h"
 #include "rendezvous_service.h"
 
 namespace ddprun {
@@ -25,17 +25,18 @@ struct RendezvousServer::Impl {
   // and its threads), which the on-first-connection mode defers.
   std::optional<grpc::SslServerCredentialsOptions> tls;
 
-  std::mutex mu;
-  std::unique_ptr<grpc::Server> server;  // guarded by mu
-  bool shut_down = false;                // guarded by mu
+  Mutex mu;
+  std::unique_ptr<grpc::Server> server GUARDED_BY(mu);
+  bool shut_down GUARDED_BY(mu) = false;
 
   // start_on_first_connection only: our listening socket, the thread that accepts on it, and
   // the gRPC entry point that takes each accepted connection.
   std::optional<BoundSocket> listener;
   std::thread acceptor;
-  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> connections;  // guarded by mu
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> connections GUARDED_BY(mu);
 
-  std::unique_ptr<grpc::Server> BuildServer(const std::string& listen, int* selected_port) {
+  std::unique_ptr<grpc::Server> BuildServer(const std::string& listen, int* selected_port)
+      REQUIRES(mu) {
     grpc::ServerBuilder builder;
     if (listen.empty()) {
       connections = builder.experimental().AddExternalConnectionAcceptor(
@@ -64,8 +65,14 @@ struct RendezvousServer::Impl {
         return;  // the listening socket was shut down
       }
       const int on = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-      std::lock_guard lock(mu);
+      if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0) {
+        // Not fatal: the connection works, only without TCP_NODELAY. Nothing to return it to.
+        const int error = errno;
+        GetLogger("rendezvous")
+            ->warn("{}",
+                   ErrnoError("setting TCP_NODELAY on an accepted connection", error).message());
+      }
+      MutexLock lock(mu);
       if (shut_down) {
         ::close(fd);
         return;
@@ -122,8 +129,13 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   }
 
   const std::string listen = options.bind_host + ":" + std::to_string(options.port);
-  impl.server = impl.BuildServer(listen, &self->port_);
-  if (!impl.server || self->port_ == 0) {
+  bool built = false;
+  {
+    MutexLock lock(impl.mu);  // no other thread yet: for the analysis, which cannot know that
+    impl.server = impl.BuildServer(listen, &self->port_);
+    built = impl.server != nullptr;
+  }
+  if (!built || self->port_ == 0) {
     return UnavailableError("the rendezvous server could not bind " + listen +
                             "; choose another --port or free that one");
   }
@@ -143,18 +155,31 @@ void RendezvousServer::SetChangeCallback(std::function<void()> on_change) {
 void RendezvousServer::Shutdown(std::chrono::milliseconds grace) {
   if (!impl_) return;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     if (impl_->shut_down) return;
     impl_->shut_down = true;
   }
   if (impl_->listener) {
-    ::shutdown(impl_->listener->fd(), SHUT_RDWR);  // wakes the acceptor's accept()
+    // Wakes the acceptor's accept(). Should it fail, the join below may not return: said first.
+    if (::shutdown(impl_->listener->fd(), SHUT_RDWR) != 0) {
+      const int error = errno;
+      GetLogger("rendezvous")
+          ->error("{}; the accepting thread may not stop",
+                  ErrnoError("shutting down the rendezvous server's listening socket", error)
+                      .message());
+    }
     impl_->acceptor.join();
     impl_->listener.reset();
   }
-  if (impl_->server) {
-    impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
-    impl_->server->Wait();
+  grpc::Server* server = nullptr;
+  {
+    // Final once shut_down is set: the acceptor builds the server only before that.
+    MutexLock lock(impl_->mu);
+    server = impl_->server.get();
+  }
+  if (server) {
+    server->Shutdown(std::chrono::system_clock::now() + grace);
+    server->Wait();
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "ddprun/base/logging.h"
 #include "grpc_status.h"
+#include "proto_conversions.h"
 #include "session_reactor.h"
 
 namespace ddprun {
@@ -188,32 +189,6 @@ grpc::ServerUnaryReactor* RendezvousService::Delete(grpc::CallbackServerContext*
   return Finish(context, grpc::Status::OK);
 }
 
-namespace {
-
-void ToProto(const JobSnapshot& job, v1::JobStatus& proto) {
-  proto.set_job_id(job.job_id);
-  proto.set_state(job.state);
-  proto.set_round(job.round);
-  proto.set_min_nodes(job.settings.min_nodes);
-  proto.set_max_nodes(job.settings.max_nodes);
-  proto.set_restarts_used(job.restarts_used);
-  proto.set_max_restarts(job.settings.max_restarts);
-  proto.set_last_failure(job.last_failure);
-  for (const NodeSnapshot& node : job.nodes) {
-    auto* out = proto.add_nodes();
-    out->set_node_id(node.description.node_id);
-    out->set_host(node.description.host);
-    out->set_group_rank(node.group_rank);
-    out->set_first_global_rank(node.first_global_rank);
-    out->set_nproc(node.description.nproc);
-    out->set_heartbeat_age_ms(node.heartbeat_age.count());
-    const bool running = node.group_rank >= 0 && job.state == "running";
-    out->set_state(node.succeeded ? "succeeded" : running ? "running" : "waiting");
-  }
-}
-
-}  // namespace
-
 grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerContext* context,
                                                           const v1::DescribeJobsRequest* request,
                                                           v1::DescribeJobsResponse* response) {
@@ -227,14 +202,14 @@ grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerCo
 
 bool RendezvousService::Idle() const {
   {
-    std::lock_guard lock(sessions_mu_);
+    MutexLock lock(sessions_mu_);
     if (!sessions_.empty()) return false;
   }
   return registry_.AllEnded();
 }
 
 void RendezvousService::SetChangeCallback(std::function<void()> on_change) {
-  std::lock_guard lock(sessions_mu_);
+  MutexLock lock(sessions_mu_);
   on_change_ = std::move(on_change);
 }
 

@@ -10,11 +10,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/job_registry.h"
 #include "ddprun/rendezvous/key_value_store.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
@@ -74,9 +74,9 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   KeyValueStore& store_;
   const std::string token_;
   JobRegistry registry_;
-  mutable std::mutex sessions_mu_;
-  std::map<SessionKey, SessionReactor*> sessions_;  // guarded by sessions_mu_
-  std::function<void()> on_change_;                 // guarded by sessions_mu_
+  mutable Mutex sessions_mu_;
+  std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);
+  std::function<void()> on_change_ GUARDED_BY(sessions_mu_);
   boost::asio::io_context timers_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> timers_work_;
   boost::asio::steady_timer round_timer_;  // used on the timer thread only

@@ -4,13 +4,14 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <mutex>
 #include <thread>
 
 #include "client_channel.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/thread_annotations.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
+#include "proto_conversions.h"
 
 namespace ddprun {
 namespace {
@@ -23,40 +24,6 @@ constexpr std::chrono::milliseconds kMaxBackoff{1'000};
 constexpr std::chrono::seconds kPatienceBeforeWarning{5};
 // How long one wait for the channel to connect lasts before Close and the timeout are checked.
 constexpr std::chrono::milliseconds kConnectPoll{200};
-
-NodeEvent FromProto(const v1::ServerEvent& proto) {
-  NodeEvent event{"", NodeEvent::Type::kRestart, {}, "", 1};
-  switch (proto.kind_case()) {
-    case v1::ServerEvent::kRoundReady: {
-      const auto& ready = proto.round_ready();
-      event.type = NodeEvent::Type::kRoundReady;
-      event.assignment = {ready.round(),
-                          ready.group_rank(),
-                          ready.group_world_size(),
-                          ready.first_global_rank(),
-                          ready.world_size(),
-                          ready.master_addr(),
-                          ready.master_port(),
-                          ready.restart_count()};
-      break;
-    }
-    case v1::ServerEvent::kRestart:
-      event.reason = proto.restart().reason();
-      break;
-    case v1::ServerEvent::kJobComplete:
-      event.type = NodeEvent::Type::kJobComplete;
-      break;
-    case v1::ServerEvent::kJobFailed:
-      event.type = NodeEvent::Type::kJobFailed;
-      event.reason = proto.job_failed().reason();
-      event.exit_status = proto.job_failed().exit_status();
-      break;
-    case v1::ServerEvent::KIND_NOT_SET:
-      event.reason = "the rendezvous server sent an empty event";
-      break;
-  }
-  return event;
-}
 
 // Codes that retrying cannot fix: the server refused this node.
 bool IsRefusal(grpc::StatusCode code) {
@@ -90,46 +57,30 @@ struct SessionClient::Impl {
   const std::unique_ptr<v1::Rendezvous::Stub> stub;
   std::shared_ptr<spdlog::logger> log;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<v1::AgentMessage> outbox;     // guarded by mu
-  std::optional<RunningRound> running;     // guarded by mu
-  std::optional<v1::AgentMessage> report;  // guarded by mu; the running round's last report
-  bool closing = false;                    // guarded by mu
-  bool leaving = false;                    // guarded by mu
-  std::chrono::milliseconds leave_grace{0};
-  bool stream_ended = false;  // guarded by mu; the current stream's reader saw its end
+  Mutex mu;
+  std::condition_variable_any cv;
+  std::deque<v1::AgentMessage> outbox GUARDED_BY(mu);
+  std::optional<RunningRound> running GUARDED_BY(mu);
+  std::optional<v1::AgentMessage> report GUARDED_BY(mu);  // the running round's last report
+  bool closing GUARDED_BY(mu) = false;
+  bool leaving GUARDED_BY(mu) = false;
+  std::chrono::milliseconds leave_grace GUARDED_BY(mu){0};
+  bool stream_ended GUARDED_BY(mu) = false;  // the current stream's reader saw its end
   std::thread thread;
 
-  v1::AgentMessage JoinMessageLocked() const {
+  v1::AgentMessage JoinMessageLocked() const REQUIRES(mu) {
     v1::AgentMessage message;
     auto* join = message.mutable_join();
     join->set_job_id(options.job_id);
-    auto* settings = join->mutable_settings();
-    settings->set_min_nodes(options.settings.min_nodes);
-    settings->set_max_nodes(options.settings.max_nodes);
-    settings->set_max_restarts(options.settings.max_restarts);
-    settings->set_join_timeout_ms(options.settings.join_timeout.count());
-    settings->set_last_call_timeout_ms(options.settings.last_call_timeout.count());
-    settings->set_heartbeat_timeout_ms(options.settings.heartbeat_timeout.count());
-    auto* node = join->mutable_node();
-    node->set_node_id(options.node.node_id);
-    node->set_host(options.node.host);
-    node->set_nproc(options.node.nproc);
-    node->set_master_port(options.node.master_port);
-    if (running) {
-      auto* round = join->mutable_running();
-      round->set_round(running->round);
-      round->set_group_rank(running->group_rank);
-      round->set_group_world_size(running->group_world_size);
-      round->set_restart_count(running->restart_count);
-    }
+    ToProto(options.settings, *join->mutable_settings());
+    ToProto(options.node, *join->mutable_node());
+    if (running) ToProto(*running, *join->mutable_running());
     return message;
   }
 
   void Enqueue(v1::AgentMessage message) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       outbox.push_back(std::move(message));
     }
     cv.notify_all();
@@ -137,7 +88,7 @@ struct SessionClient::Impl {
 
   void Report(v1::AgentMessage message) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       report = message;
       outbox.push_back(std::move(message));
     }
@@ -176,10 +127,10 @@ struct SessionClient::Impl {
                              last_error + "); check --rdzv_endpoint and that the server runs"));
         return;
       }
-      std::unique_lock lock(mu);
+      MutexLock lock(mu);
       if (closing) return;
       if (outcome == Outcome::kNotReady) continue;  // gRPC's channel backs off by itself
-      if (cv.wait_for(lock, backoff, [this] { return closing; })) return;
+      if (cv.wait_for(lock, backoff, [this]() REQUIRES(mu) { return closing; })) return;
       backoff = std::min(backoff * 2, kMaxBackoff);
     }
   }
@@ -199,7 +150,7 @@ struct SessionClient::Impl {
     v1::AgentMessage join;
     std::optional<v1::AgentMessage> resent;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (closing) return Outcome::kEnded;
       join = JoinMessageLocked();
       resent = report;
@@ -214,7 +165,7 @@ struct SessionClient::Impl {
         v1::ServerEvent event;
         while (stream->Read(&event)) on_event(FromProto(event));
         {
-          std::lock_guard lock(mu);
+          MutexLock lock(mu);
           stream_ended = true;
         }
         cv.notify_all();
@@ -224,7 +175,7 @@ struct SessionClient::Impl {
     {
       // The server ended the stream (or never took it): its status is what Finish must report.
       // Otherwise this side ends it, and the cancel wakes the reader.
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (connected && !stream_ended) context.TryCancel();
     }
     if (reader.joinable()) reader.join();
@@ -233,7 +184,7 @@ struct SessionClient::Impl {
     log->debug("session stream to {} ended ({}connected): {}", options.address,
                connected ? "" : "never ", last_error);
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (closing) return Outcome::kEnded;
     }
     if (IsRefusal(status.error_code())) {
@@ -249,9 +200,9 @@ struct SessionClient::Impl {
     v1::AgentMessage heartbeat;
     heartbeat.mutable_heartbeat();
     while (true) {
-      std::unique_lock lock(mu);
+      MutexLock lock(mu);
       cv.wait_until(lock, next_heartbeat,
-                    [this] { return closing || stream_ended || !outbox.empty(); });
+                    [this]() REQUIRES(mu) { return closing || stream_ended || !outbox.empty(); });
       if (stream_ended) return;
       if (closing) {
         if (!leaving) return;
@@ -261,7 +212,7 @@ struct SessionClient::Impl {
         if (stream.Write(leave)) stream.WritesDone();
         lock.lock();
         // The server ends the stream once it has the leave; wait for that, boundedly.
-        cv.wait_for(lock, leave_grace, [this] { return stream_ended; });
+        cv.wait_for(lock, leave_grace, [this]() REQUIRES(mu) { return stream_ended; });
         return;
       }
       std::deque<v1::AgentMessage> batch;
@@ -279,7 +230,7 @@ struct SessionClient::Impl {
 
   void Stop(bool leave, std::chrono::milliseconds grace) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       closing = true;
       leaving = leave;
       leave_grace = grace;
@@ -302,7 +253,7 @@ void SessionClient::Start() {
 void SessionClient::JoinNextRound() {
   v1::AgentMessage join;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     impl_->running.reset();
     impl_->report.reset();
     join = impl_->JoinMessageLocked();
@@ -311,16 +262,16 @@ void SessionClient::JoinNextRound() {
 }
 
 void SessionClient::SetRunning(std::optional<RunningRound> running) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->running = running;
   impl_->report.reset();
 }
 
-void SessionClient::ReportFailure(int64_t round, const std::string& description, int exit_status) {
+void SessionClient::ReportFailure(int64_t round, const WorkerFailure& failure, int exit_status) {
   v1::AgentMessage message;
   auto* failed = message.mutable_worker_failed();
   failed->set_round(round);
-  failed->set_description(description);
+  ToProto(failure, *failed->mutable_failure());
   failed->set_exit_status(exit_status);
   impl_->Report(std::move(message));
 }

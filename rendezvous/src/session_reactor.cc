@@ -5,58 +5,9 @@
 
 #include "ddprun/base/logging.h"
 #include "grpc_status.h"
+#include "proto_conversions.h"
 
 namespace ddprun {
-namespace {
-
-RendezvousSettings SettingsOf(const v1::JobSettings& proto) {
-  RendezvousSettings settings;
-  settings.min_nodes = proto.min_nodes();
-  settings.max_nodes = proto.max_nodes();
-  settings.max_restarts = proto.max_restarts();
-  if (proto.join_timeout_ms() > 0) {
-    settings.join_timeout = std::chrono::milliseconds(proto.join_timeout_ms());
-  }
-  if (proto.last_call_timeout_ms() > 0) {
-    settings.last_call_timeout = std::chrono::milliseconds(proto.last_call_timeout_ms());
-  }
-  if (proto.heartbeat_timeout_ms() > 0) {
-    settings.heartbeat_timeout = std::chrono::milliseconds(proto.heartbeat_timeout_ms());
-  }
-  return settings;
-}
-
-v1::ServerEvent ToProto(const NodeEvent& event) {
-  v1::ServerEvent proto;
-  switch (event.type) {
-    case NodeEvent::Type::kRoundReady: {
-      const NodeAssignment& a = event.assignment;
-      auto* ready = proto.mutable_round_ready();
-      ready->set_round(a.round);
-      ready->set_group_rank(a.group_rank);
-      ready->set_group_world_size(a.group_world_size);
-      ready->set_first_global_rank(a.first_global_rank);
-      ready->set_world_size(a.world_size);
-      ready->set_master_addr(a.master_addr);
-      ready->set_master_port(a.master_port);
-      ready->set_restart_count(a.restart_count);
-      break;
-    }
-    case NodeEvent::Type::kRestart:
-      proto.mutable_restart()->set_reason(event.reason);
-      break;
-    case NodeEvent::Type::kJobComplete:
-      proto.mutable_job_complete();
-      break;
-    case NodeEvent::Type::kJobFailed:
-      proto.mutable_job_failed()->set_reason(event.reason);
-      proto.mutable_job_failed()->set_exit_status(event.exit_status);
-      break;
-  }
-  return proto;
-}
-
-}  // namespace
 
 RendezvousService::SessionReactor::SessionReactor(RendezvousService& service,
                                                   std::optional<grpc::Status> refusal)
@@ -70,14 +21,14 @@ RendezvousService::SessionReactor::SessionReactor(RendezvousService& service,
 }
 
 void RendezvousService::SessionReactor::Push(v1::ServerEvent event) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (finished_ || ending_) return;
   outgoing_.push_back(std::move(event));
   if (!writing_) WriteNextLocked();
 }
 
 void RendezvousService::SessionReactor::End(grpc::Status status) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!ending_) ending_ = std::move(status);
   MaybeFinishLocked();
 }
@@ -107,7 +58,7 @@ void RendezvousService::SessionReactor::OnReadDone(bool ok) {
 }
 
 void RendezvousService::SessionReactor::OnWriteDone(bool ok) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   writing_ = false;
   outgoing_.pop_front();
   if (!ok) {  // the stream is broken; the agent will reconnect or be declared lost
@@ -137,8 +88,7 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
   std::vector<RoutedEvent> events;
   if (message.has_join()) {
     const auto& join = message.join();
-    NodeDescription node{join.node().node_id(), join.node().host(), join.node().nproc(),
-                         join.node().master_port()};
+    const NodeDescription node = FromProto(join.node());
     const SessionKey key{join.job_id(), node.node_id};
     if (session.key && *session.key != key) {
       return {grpc::StatusCode::INVALID_ARGUMENT, "a session serves one node of one job"};
@@ -149,11 +99,10 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
     }
     std::optional<RunningRound> running;
     if (join.has_running()) {
-      running = RunningRound{join.running().round(), join.running().group_rank(),
-                             join.running().group_world_size(), join.running().restart_count()};
+      running = FromProto(join.running());
     }
     Status joined =
-        registry_.Join(join.job_id(), SettingsOf(join.settings()), node, running, now, events);
+        registry_.Join(join.job_id(), FromProto(join.settings()), node, running, now, events);
     if (!joined.ok()) {
       GetLogger("rendezvous")
           ->warn("join of node {} to job '{}' refused: {}", node.host, join.job_id(),
@@ -178,7 +127,7 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
       return grpc::Status::OK;
     case v1::AgentMessage::kWorkerFailed:
       registry_.WorkerFailed(job_id, node_id, message.worker_failed().round(),
-                             message.worker_failed().description(),
+                             FromProto(message.worker_failed().failure()),
                              message.worker_failed().exit_status(), now, events);
       break;
     case v1::AgentMessage::kSucceeded:
@@ -197,7 +146,7 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
   if (events.empty()) return;
-  std::lock_guard lock(sessions_mu_);
+  MutexLock lock(sessions_mu_);
   for (const auto& routed : events) {
     auto it = sessions_.find({routed.job_id, routed.event.node_id});
     if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
@@ -206,12 +155,12 @@ void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
 }
 
 void RendezvousService::Register(const SessionKey& key, SessionReactor* session) {
-  std::lock_guard lock(sessions_mu_);
+  MutexLock lock(sessions_mu_);
   sessions_[key] = session;  // a reconnecting agent replaces its old stream
 }
 
 void RendezvousService::Unregister(const SessionKey& key, SessionReactor* session) {
-  std::lock_guard lock(sessions_mu_);
+  MutexLock lock(sessions_mu_);
   auto it = sessions_.find(key);
   if (it != sessions_.end() && it->second == session) {
     sessions_.erase(it);

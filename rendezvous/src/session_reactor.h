@@ -4,9 +4,9 @@
 #pragma once
 
 #include <deque>
-#include <mutex>
 #include <optional>
 
+#include "ddprun/base/thread_annotations.h"
 #include "rendezvous_service.h"
 
 namespace ddprun {
@@ -30,16 +30,16 @@ class RendezvousService::SessionReactor final
   void OnDone() override;
 
  private:
-  void WriteNextLocked();
-  void MaybeFinishLocked();
+  void WriteNextLocked() REQUIRES(mu_);
+  void MaybeFinishLocked() REQUIRES(mu_);
 
   RendezvousService& service_;
   v1::AgentMessage incoming_;
-  std::mutex mu_;
-  std::deque<v1::ServerEvent> outgoing_;  // guarded by mu_; front is being written when writing_
-  bool writing_ = false;                  // guarded by mu_
-  std::optional<grpc::Status> ending_;    // guarded by mu_
-  bool finished_ = false;                 // guarded by mu_
+  ddprun::Mutex mu_;
+  std::deque<v1::ServerEvent> outgoing_ GUARDED_BY(mu_);  // front is being written when writing_
+  bool writing_ GUARDED_BY(mu_) = false;
+  std::optional<grpc::Status> ending_ GUARDED_BY(mu_);
+  bool finished_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace ddprun

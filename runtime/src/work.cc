@@ -4,8 +4,8 @@
 namespace ddp {
 
 ddprun::Status Work::Wait(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  auto done = [this] { return result_.has_value(); };
+  ddprun::MutexLock lock(mu_);
+  auto done = [this]() REQUIRES(mu_) { return result_.has_value(); };
   if (timeout == kForever) {
     done_cv_.wait(lock, done);
   } else if (!done_cv_.wait_for(lock, timeout, done)) {
@@ -16,13 +16,13 @@ ddprun::Status Work::Wait(std::chrono::milliseconds timeout) {
 }
 
 bool Work::Done() const {
-  std::lock_guard lock(mu_);
+  ddprun::MutexLock lock(mu_);
   return result_.has_value();
 }
 
 void Work::Complete(ddprun::Status status) {
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     if (result_) return;
     result_ = std::move(status);
   }

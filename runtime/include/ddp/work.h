@@ -4,10 +4,10 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <optional>
 
 #include "ddprun/base/status.h"
+#include "ddprun/base/thread_annotations.h"
 
 namespace ddp {
 
@@ -33,9 +33,9 @@ class Work {
   void Complete(ddprun::Status status);
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable done_cv_;
-  std::optional<ddprun::Status> result_;  // guarded by mu_
+  mutable ddprun::Mutex mu_;
+  std::condition_variable_any done_cv_;
+  std::optional<ddprun::Status> result_ GUARDED_BY(mu_);
 };
 
 }  // namespace ddp

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <condition_variable>
+#include <csignal>
 #include <optional>
 #include <thread>
 
@@ -139,10 +140,20 @@ int FormRound(TestAgent& a, TestAgent& b, int min_nodes, int max_nodes, int max_
   return ExpectRoundReady(b).group_rank();
 }
 
-v1::AgentMessage Failed(int64_t round, const std::string& description) {
+// Rank `rank` of host-b failed in `round`, with exit code `code` or (when given) `signal`.
+v1::AgentMessage Failed(int64_t round, int rank, int code, int signal = 0) {
   v1::AgentMessage message;
   message.mutable_worker_failed()->set_round(round);
-  message.mutable_worker_failed()->set_description(description);
+  v1::WorkerFailure& failure = *message.mutable_worker_failed()->mutable_failure();
+  failure.set_host("host-b");
+  failure.set_global_rank(rank);
+  failure.set_pid(4000 + rank);
+  failure.set_time_unix_ms(1764500000000 + rank);
+  if (signal != 0) {
+    failure.set_term_signal(signal);
+  } else {
+    failure.set_exit_code(code);
+  }
   return message;
 }
 
@@ -171,8 +182,9 @@ TEST_CASE("a worker failure on one node restarts every node with the job-wide co
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
   const int b_rank = FormRound(a, b, 2, 2, 1);
-  b.Write(Failed(0, "host-b rank 3 exit code 1"));
-  CHECK(ExpectRestart(a).find("host-b rank 3 exit code 1") != std::string::npos);
+  b.Write(Failed(0, 3, 1));
+  CHECK(ExpectRestart(a).find("rank 3 (local_rank 0) on host host-b: exit code 1") !=
+        std::string::npos);
   ExpectRestart(b);
   a.Join(2, 2, 1);
   b.Join(2, 2, 1);
@@ -181,12 +193,19 @@ TEST_CASE("a worker failure on one node restarts every node with the job-wide co
   CHECK(ready.restart_count() == 1);
   CHECK(ExpectRoundReady(b).group_rank() == b_rank);  // membership unchanged: ranks kept
 
-  b.Write(Failed(1, "host-b rank 2 killed by SIGSEGV"));
+  b.Write(Failed(1, 2, 0, SIGSEGV));
   for (TestAgent* agent : {&a, &b}) {
     auto event = agent->Next();
     REQUIRE(event);
     REQUIRE(event->has_job_failed());
-    CHECK(event->job_failed().reason().find("killed by SIGSEGV") != std::string::npos);
+    CHECK(event->job_failed().reason().find("signal SIGSEGV (11)") != std::string::npos);
+    // The root cause comes back as the record that went up.
+    const v1::WorkerFailure& root = event->job_failed().root_cause();
+    CHECK(root.host() == "host-b");
+    CHECK(root.global_rank() == 2);
+    CHECK(root.pid() == 4002);
+    CHECK(root.term_signal() == SIGSEGV);
+    CHECK(root.time_unix_ms() == 1764500000002);
   }
 }
 

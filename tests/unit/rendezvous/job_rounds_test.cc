@@ -2,12 +2,28 @@
 #include "ddprun/rendezvous/job_rounds.h"
 
 #include <catch2/catch.hpp>
+#include <csignal>
 
 using namespace ddprun;
 using namespace std::chrono_literals;
 using Type = NodeEvent::Type;
 
 namespace {
+
+// Rank `rank` on host-<node> ended with `exit_code` (or `signal`, when given).
+WorkerFailure Failure(const std::string& node, int rank, int exit_code, int signal = 0) {
+  WorkerFailure failure;
+  failure.host = "host-" + node;
+  failure.global_rank = rank;
+  failure.local_rank = rank % 2;
+  failure.pid = 1000 + rank;
+  if (signal != 0) {
+    failure.term_signal = signal;
+  } else {
+    failure.exit_code = exit_code;
+  }
+  return failure;
+}
 
 // A job with a clock the test moves by hand.
 struct Job {
@@ -109,12 +125,15 @@ TEST_CASE("a worker failure restarts every node in a new round with the job-wide
   job.Join("b");
   job.Collect();
   job.Clear();
-  job.rounds.WorkerFailed("b", 0, "rank 3 on host-b exited 1", 1, job.now);
+  job.rounds.WorkerFailed("b", 0, Failure("b", 3, 1), 1, job.now);
   job.Collect();
   auto restart = job.Events(Type::kRestart);
   REQUIRE(restart.size() == 2);
-  CHECK(restart["a"].reason.find("rank 3 on host-b exited 1 (restart 1 of 1)") !=
-        std::string::npos);
+  CHECK(restart["a"].reason.find("rank 3 (local_rank 1) on host host-b: exit code 1 (restart 1 of "
+                                 "1)") != std::string::npos);
+  // The failure itself travels with the restart, as a record.
+  REQUIRE(restart["a"].failure);
+  CHECK(SameFailure(*restart["a"].failure, Failure("b", 3, 1)));
   job.Clear();
   job.Join("b");
   job.Join("a");  // rejoining in another order keeps the ranks: membership did not change
@@ -133,21 +152,29 @@ TEST_CASE("when the restart budget is spent every node is told the job failed an
   job.Join("b");
   job.Collect();
   job.Clear();
-  job.rounds.WorkerFailed("a", 0, "rank 0 on host-a killed by SIGSEGV", 1, job.now);
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 0, SIGSEGV), 139, job.now);
   job.Collect();
   auto failed = job.Events(Type::kJobFailed);
   REQUIRE(failed.size() == 2);
-  CHECK(failed["b"].reason == "rank 0 on host-a killed by SIGSEGV (restarts used: 0 of 0)");
+  CHECK(failed["b"].reason ==
+        "rank 0 (local_rank 0) on host host-a: signal SIGSEGV (11) (restarts used: 0 of 0)");
   CHECK(job.rounds.last_failure() == failed["b"].reason);
+  // Every node gets the root cause as a record: the one it came from recognises its own.
+  for (auto& [node, event] : failed) {
+    REQUIRE(event.failure);
+    CHECK(SameFailure(*event.failure, Failure("a", 0, 0, SIGSEGV)));
+  }
+  REQUIRE(job.rounds.last_worker_failure());
+  CHECK(job.rounds.last_worker_failure()->term_signal == SIGSEGV);
   CHECK(job.rounds.state() == JobRounds::State::kFailed);
 }
 
 TEST_CASE("a failure reported for an old round spends nothing") {
   Job job(Nodes(1, 1, 5));
   job.Join("a");
-  job.rounds.WorkerFailed("a", 0, "first", 1, job.now);
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 1), 1, job.now);
   job.Join("a");
-  job.rounds.WorkerFailed("a", 0, "stale report of round 0", 1, job.now);
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 2), 1, job.now);  // stale: round 0 is over
   CHECK(job.rounds.restarts_used() == 1);
   CHECK(job.rounds.state() == JobRounds::State::kRunning);
 }
@@ -277,13 +304,13 @@ TEST_CASE("a job that fails carries the root cause's exit status to every node")
   job.Join("b");
   job.Collect();
   job.Clear();
-  job.rounds.WorkerFailed("b", 0, "rank 3 on host-b: exit code 7", 7, job.now);
+  job.rounds.WorkerFailed("b", 0, Failure("b", 3, 7), 7, job.now);
   job.Collect();
   auto failed = job.Events(Type::kJobFailed);
   REQUIRE(failed.size() == 2);
   CHECK(failed["a"].exit_status == 7);
   CHECK(failed["a"].reason == failed["b"].reason);
-  CHECK(failed["a"].reason.find("rank 3 on host-b: exit code 7") == 0);
+  CHECK(failed["a"].reason.find("rank 3 (local_rank 1) on host host-b: exit code 7") == 0);
 }
 
 TEST_CASE("a restarted server adopts the round its nodes report, without a restart") {

@@ -16,7 +16,7 @@ class LocalCoordinator final : public RoundCoordinator {
 
   void Start(RoundEvents events) override;
   void JoinNextRound() override;
-  void ReportFailure(const NodeAssignment& round, const std::string& description,
+  void ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                      int exit_status) override;
   void ReportSuccess(const NodeAssignment& round) override;
   void Leave() override {}

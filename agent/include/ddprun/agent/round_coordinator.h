@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "ddprun/base/worker_failure.h"
 #include "ddprun/rendezvous/round_types.h"
 
 namespace ddprun {
@@ -24,9 +26,12 @@ struct RoundEvents {
   std::function<void(const std::string& reason)> on_restart;
   // Every worker of every node succeeded: the job is done.
   std::function<void()> on_job_complete;
-  // The job is over without success: `reason` is its root cause (the same on every node), and
-  // `exit_status` what ddprun exits with.
-  std::function<void(const std::string& reason, int exit_status)> on_job_failed;
+  // The job is over without success: `reason` is its root cause (the same on every node),
+  // `exit_status` what ddprun exits with, and `root_cause` the worker failure behind it when
+  // one is (not when nodes were lost or the server could not be reached).
+  std::function<void(const std::string& reason, int exit_status,
+                     const std::optional<WorkerFailure>& root_cause)>
+      on_job_failed;
 };
 
 class RoundCoordinator {
@@ -36,9 +41,9 @@ class RoundCoordinator {
   virtual void Start(RoundEvents events) = 0;
   // After on_restart, once the workers have stopped.
   virtual void JoinNextRound() = 0;
-  // A worker failed in `round`: `description` names host, rank and exit; the job's root cause if
-  // it is the first. The answer is on_restart or on_job_failed.
-  virtual void ReportFailure(const NodeAssignment& round, const std::string& description,
+  // A worker failed in `round`: `failure` is the node's first of the round, the job's root cause
+  // if it is the first anywhere. The answer is on_restart or on_job_failed.
+  virtual void ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                              int exit_status) = 0;
   // Every worker of this node exited 0 in `round`.
   virtual void ReportSuccess(const NodeAssignment& round) = 0;

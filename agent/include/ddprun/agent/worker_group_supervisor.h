@@ -16,6 +16,11 @@
 //   at once.
 // - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
 //   kernel) is abandoned with an error in the log, never waited for forever.
+//
+// The supervisor is the state machine; its parts are their own classes: OutputRouter
+// (worker_output_routing.h) sends each stream where the flags say, GroupStop (group_stop.h)
+// stops the group within bounds, and failure_capture.h records a failure as it is seen. It
+// reaps only its own workers (waitpid on each worker's pid, never waitpid(-1)).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -28,10 +33,10 @@
 #include <vector>
 
 #include "ddprun/agent/failure_report.h"
-#include "ddprun/agent/launch_config.h"
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/agent/worker_environment.h"
+#include "ddprun/agent/worker_output_routing.h"
 
 namespace ddprun {
 
@@ -40,9 +45,7 @@ struct SupervisorOptions {
   RoundCoordinator* coordinator = nullptr;  // required; outlives the supervisor
   std::vector<std::string> worker_argv;     // resolved program path first
   std::string program_label;                // names the program in the failure report
-  PerRankStreams redirects;
-  PerRankStreams tee;
-  std::optional<std::set<int>> local_ranks_filter;
+  OutputRoutingOptions output;
   RunLogLayout log_layout{"", ""};
   std::chrono::milliseconds shutdown_timeout{30'000};
   std::chrono::milliseconds kill_timeout{5'000};

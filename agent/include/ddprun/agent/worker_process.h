@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ddprun/base/status.h"
+#include "ddprun/base/worker_failure.h"  // SignalName
 
 namespace ddprun {
 
@@ -25,8 +26,5 @@ struct SpawnedWorker {
 // program and the reason (for example "exec ./train: Permission denied").
 Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& envp);
-
-// "SIGSEGV" for 11; "signal 77" for a number without a name.
-std::string SignalName(int signal_number);
 
 }  // namespace ddprun

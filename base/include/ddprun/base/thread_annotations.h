@@ -14,15 +14,25 @@
 #define DDPRUN_THREAD_ANNOTATION(x)
 #endif
 
+// gRPC's headers bring absl's internal thread_annotations.h, which defines GUARDED_BY,
+// PT_GUARDED_BY and NO_THREAD_SAFETY_ANALYSIS to the same attributes, unguarded. Whichever comes
+// first defines them: absl's redefinition after these is in a system header, not reported, and
+// these are skipped after absl's (an error otherwise, with -Werror).
 #define CAPABILITY(x) DDPRUN_THREAD_ANNOTATION(capability(x))
 #define SCOPED_CAPABILITY DDPRUN_THREAD_ANNOTATION(scoped_lockable)
+#ifndef GUARDED_BY
 #define GUARDED_BY(x) DDPRUN_THREAD_ANNOTATION(guarded_by(x))
+#endif
+#ifndef PT_GUARDED_BY
 #define PT_GUARDED_BY(x) DDPRUN_THREAD_ANNOTATION(pt_guarded_by(x))
+#endif
 #define REQUIRES(...) DDPRUN_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define EXCLUDES(...) DDPRUN_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) DDPRUN_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) DDPRUN_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#ifndef NO_THREAD_SAFETY_ANALYSIS
 #define NO_THREAD_SAFETY_ANALYSIS DDPRUN_THREAD_ANNOTATION(no_thread_safety_analysis)
+#endif
 
 namespace ddprun {
 

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "ddprun/agent/launch_config.h"
+#include "ddprun/launcher/launch_config.h"
 
 namespace ddprun {
 

@@ -2,7 +2,7 @@
 // rendezvous server and the supervisor. Blocks until the job ends.
 #pragma once
 
-#include "ddprun/agent/launch_config.h"
+#include "ddprun/launcher/launch_config.h"
 
 namespace ddprun {
 

@@ -7,11 +7,11 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/job_rounds.h"
 
 namespace ddprun {
@@ -34,7 +34,7 @@ class JobRegistry {
   // NOT_FOUND when the job or the node is unknown (a lost node must join again).
   Status Heartbeat(const std::string& job_id, const std::string& node_id, RendezvousTime now);
   void WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
-                    const std::string& description, int exit_status, RendezvousTime now,
+                    const WorkerFailure& failure, int exit_status, RendezvousTime now,
                     std::vector<RoutedEvent>& events);
   void Succeeded(const std::string& job_id, const std::string& node_id, int64_t round,
                  RendezvousTime now, std::vector<RoutedEvent>& events);
@@ -53,18 +53,19 @@ class JobRegistry {
   Result<std::vector<JobSnapshot>> Snapshot(const std::string& job_id, RendezvousTime now) const;
 
  private:
-  JobRounds* Find(const std::string& job_id);  // requires mu_
+  JobRounds* Find(const std::string& job_id) REQUIRES(mu_);
   // Collects the job's events and notes when it ended.
   void Drain(const std::string& job_id, JobRounds& job, RendezvousTime now,
-             std::vector<RoutedEvent>& events);
+             std::vector<RoutedEvent>& events) REQUIRES(mu_);
   // Applies `change` to a known job under the lock and collects its events; unknown jobs are
   // ignored (a report for a job that was never joined changes nothing).
   void Update(const std::string& job_id, RendezvousTime now,
-              const std::function<void(JobRounds&)>& change, std::vector<RoutedEvent>& events);
+              const std::function<void(JobRounds&)>& change, std::vector<RoutedEvent>& events)
+      EXCLUDES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<JobRounds>> jobs_;  // guarded by mu_
-  std::map<std::string, RendezvousTime> ended_at_;          // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<JobRounds>> jobs_ GUARDED_BY(mu_);
+  std::map<std::string, RendezvousTime> ended_at_ GUARDED_BY(mu_);
 };
 
 // INVALID_ARGUMENT naming the first setting that makes no sense.

@@ -52,8 +52,9 @@ class JobRounds {
   void Disconnected(const std::string& node_id, RendezvousTime now);
   static constexpr std::chrono::milliseconds kReconnectGrace{1'000};
   // A worker on the node failed in round `round` (stale reports of older rounds are ignored).
-  // `exit_status` is what every agent exits with if the failure ends the job.
-  void WorkerFailed(const std::string& node_id, int64_t round, const std::string& description,
+  // `exit_status` is what every agent exits with if the failure ends the job. The restart or
+  // job-failed events that follow carry `failure`.
+  void WorkerFailed(const std::string& node_id, int64_t round, const WorkerFailure& failure,
                     int exit_status, RendezvousTime now);
   // Every worker of the node exited 0 in round `round`.
   void NodeSucceeded(const std::string& node_id, int64_t round);
@@ -72,6 +73,7 @@ class JobRounds {
   int64_t round() const { return round_; }
   int restarts_used() const { return restarts_used_; }
   const std::string& last_failure() const { return last_failure_; }
+  const std::optional<WorkerFailure>& last_worker_failure() const { return last_worker_failure_; }
   // Members of the current round by group rank (empty while forming).
   const std::vector<std::string>& members() const { return members_; }
   // Nodes that have joined the forming round, or wait to get into the next one.
@@ -95,18 +97,22 @@ class JobRounds {
   void MaybeCompleteRound(RendezvousTime now);
   void CompleteRound();
   // Ends the running round: members must stop their workers and join again.
-  void StartNextRound(const std::string& reason, RendezvousTime now);
+  // `failure`: the worker failure that caused it, if one did.
+  void StartNextRound(const std::string& reason, RendezvousTime now,
+                      const std::optional<WorkerFailure>& failure = std::nullopt);
   void RemoveNode(const std::string& node_id, const std::string& reason, RendezvousTime now);
-  void FailJob(const std::string& reason, int exit_status);
+  void FailJob(const std::string& reason, int exit_status,
+               const std::optional<WorkerFailure>& failure = std::nullopt);
   size_t JoinedCount() const;
   void Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
-            int exit_status = 1);
+            int exit_status = 1, const std::optional<WorkerFailure>& failure = std::nullopt);
 
   const RendezvousSettings settings_;
   State state_ = State::kForming;
   int64_t round_ = 0;
   int restarts_used_ = 0;
   std::string last_failure_;
+  std::optional<WorkerFailure> last_worker_failure_;
   std::map<std::string, Node> nodes_;  // every node of the job
   std::vector<std::string> members_;   // current round, by group rank ("": not back yet)
   bool formed_a_round_ = false;        // since this server started

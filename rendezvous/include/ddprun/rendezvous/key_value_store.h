@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ddprun/base/status.h"
+#include "ddprun/base/thread_annotations.h"
 
 namespace ddprun {
 
@@ -90,17 +90,17 @@ class KeyValueStore {
   using EntryKey = std::pair<StoreScopeKey, std::string>;
 
   Status CheckKey(const std::string& key) const;
-  // Stores value and collects the callbacks of waiters it completes. Requires mu_ held.
+  // Stores value and collects the callbacks of waiters it completes.
   Status StoreLocked(const StoreScopeKey& scope, const std::string& key, std::string value,
-                     std::vector<std::function<void()>>& ready);
+                     std::vector<std::function<void()>>& ready) REQUIRES(mu_);
 
   const KeyValueLimits limits_;
-  mutable std::mutex mu_;
-  std::map<EntryKey, std::string> entries_;                // guarded by mu_
-  std::map<std::string, size_t> job_bytes_;                // guarded by mu_
-  std::map<WaiterId, Waiter> waiters_;                     // guarded by mu_
-  std::map<EntryKey, std::set<WaiterId>> waiters_by_key_;  // guarded by mu_
-  WaiterId next_waiter_id_ = 1;                            // guarded by mu_
+  mutable Mutex mu_;
+  std::map<EntryKey, std::string> entries_ GUARDED_BY(mu_);
+  std::map<std::string, size_t> job_bytes_ GUARDED_BY(mu_);
+  std::map<WaiterId, Waiter> waiters_ GUARDED_BY(mu_);
+  std::map<EntryKey, std::set<WaiterId>> waiters_by_key_ GUARDED_BY(mu_);
+  WaiterId next_waiter_id_ GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace ddprun

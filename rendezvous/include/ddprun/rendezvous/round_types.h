@@ -4,8 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "ddprun/base/worker_failure.h"
 
 namespace ddprun {
 
@@ -58,6 +61,8 @@ struct NodeEvent {
   NodeAssignment assignment;  // kRoundReady
   std::string reason;         // kRestart, kJobFailed: why, for the node's log and report
   int exit_status = 1;        // kJobFailed: what every agent exits with
+  // kRestart, kJobFailed: the worker failure behind it, when one is (not for a lost node).
+  std::optional<WorkerFailure> failure;
 };
 
 // One node as `ddprun status` shows it.
@@ -76,7 +81,8 @@ struct JobSnapshot {
   int64_t round = 0;
   RendezvousSettings settings;
   int restarts_used = 0;
-  std::string last_failure;
+  std::string last_failure;  // one line: the last worker failure, or why the job failed
+  std::optional<WorkerFailure> last_worker_failure;
   std::vector<NodeSnapshot> nodes;
 };
 

@@ -51,7 +51,7 @@ class SessionClient {
   void JoinNextRound();
   // The node now runs `round` (nullopt: it runs nothing): what a reconnect re-registers.
   void SetRunning(std::optional<RunningRound> running);
-  void ReportFailure(int64_t round, const std::string& description, int exit_status);
+  void ReportFailure(int64_t round, const WorkerFailure& failure, int exit_status);
   void ReportSuccess(int64_t round);
   // Tells the server the node leaves the job, then closes the stream (bounded by `grace`).
   void Leave(std::chrono::milliseconds grace = std::chrono::milliseconds(2'000));

@@ -34,7 +34,7 @@ CpuCommunicator::CpuCommunicator(int rank, int world_size, RingLinks links,
 
 CpuCommunicator::~CpuCommunicator() {
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -53,7 +53,7 @@ std::string CpuCommunicator::transport_to_next() const {
 std::shared_ptr<Work> CpuCommunicator::Enqueue(std::string description, Run run) {
   auto work = std::make_shared<Work>();
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     if (!broken_.ok()) {
       work->Complete(ddprun::Status(broken_.code(), description +
                                                         ": the communicator is broken by an "
@@ -71,8 +71,8 @@ void CpuCommunicator::Loop() {
   while (true) {
     Operation operation;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      ddprun::MutexLock lock(mu_);
+      cv_.wait(lock, [this]() REQUIRES(mu_) { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping, nothing left
       operation = std::move(queue_.front());
       queue_.pop_front();
@@ -107,7 +107,7 @@ void CpuCommunicator::Loop() {
 
 void CpuCommunicator::Break(const ddprun::Status& error) {
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     if (!broken_.ok()) return;
     broken_ = error;
   }

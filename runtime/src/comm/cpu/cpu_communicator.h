@@ -9,11 +9,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "ddp/communicator.h"
 #include "ddp/store.h"
+#include "ddprun/base/thread_annotations.h"
 #include "ring.h"
 #include "send_queue.h"
 #include "transport/ring_links.h"
@@ -66,11 +66,11 @@ class CpuCommunicator final : public Communicator {
   std::unique_ptr<SendQueue> sender_;
   std::vector<std::byte> barrier_scratch_;  // used on the loop thread only
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Operation> queue_;  // guarded by mu_
-  bool stopping_ = false;        // guarded by mu_
-  ddprun::Status broken_;        // guarded by mu_: the first error
+  ddprun::Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Operation> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  ddprun::Status broken_ GUARDED_BY(mu_);  // the first error
   std::thread loop_;
 };
 

@@ -8,7 +8,7 @@ SendQueue::SendQueue(SendLink& link, std::function<void(const ddprun::Status&)> 
 
 SendQueue::~SendQueue() {
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -19,31 +19,31 @@ SendQueue::~SendQueue() {
 void SendQueue::Post(const void* data, size_t bytes, Deadline deadline) {
   if (bytes == 0) return;
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     pieces_.push_back({data, bytes, deadline});
   }
   cv_.notify_all();
 }
 
 ddprun::Status SendQueue::Flush() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return (pieces_.empty() && !sending_) || stopping_; });
+  ddprun::MutexLock lock(mu_);
+  cv_.wait(lock, [this]() REQUIRES(mu_) { return (pieces_.empty() && !sending_) || stopping_; });
   return error_;
 }
 
 void SendQueue::Abort(const ddprun::Status& why) {
   link_.Close();  // a send in progress stops at its next step
-  std::unique_lock lock(mu_);
+  ddprun::MutexLock lock(mu_);
   if (error_.ok()) error_ = why;
   pieces_.clear();
   cv_.notify_all();
-  cv_.wait(lock, [this] { return !sending_ || stopping_; });
+  cv_.wait(lock, [this]() REQUIRES(mu_) { return !sending_ || stopping_; });
 }
 
 void SendQueue::Run() {
-  std::unique_lock lock(mu_);
+  ddprun::MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return !pieces_.empty() || stopping_; });
+    cv_.wait(lock, [this]() REQUIRES(mu_) { return !pieces_.empty() || stopping_; });
     if (stopping_) return;
     const Piece piece = pieces_.front();
     pieces_.pop_front();

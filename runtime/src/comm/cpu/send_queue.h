@@ -6,9 +6,9 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "ddprun/base/thread_annotations.h"
 #include "transport/link.h"
 
 namespace ddp::cpu {
@@ -36,12 +36,12 @@ class SendQueue {
 
   SendLink& link_;
   std::function<void(const ddprun::Status&)> on_error_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Piece> pieces_;  // guarded by mu_
-  bool sending_ = false;      // guarded by mu_: a piece is being sent
-  bool stopping_ = false;     // guarded by mu_
-  ddprun::Status error_;      // guarded by mu_
+  ddprun::Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Piece> pieces_ GUARDED_BY(mu_);
+  bool sending_ GUARDED_BY(mu_) = false;  // a piece is being sent
+  bool stopping_ GUARDED_BY(mu_) = false;
+  ddprun::Status error_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

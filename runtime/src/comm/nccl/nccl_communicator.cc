@@ -7,6 +7,7 @@
 
 #include "comm/collective_arguments.h"
 #include "comm/nccl/unique_id_exchange.h"
+#include "ddprun/base/logging.h"
 
 namespace ddp::nccl {
 namespace {
@@ -19,6 +20,19 @@ ddprun::Status CudaError(const std::string& what, cudaError_t error) {
 
 ddprun::Status NcclError(const std::string& what, ncclResult_t result) {
   return ddprun::InternalError(what + " failed: " + ncclGetErrorString(result));
+}
+
+// For calls with nothing to return a failure to (a destructor, the cleanup of an error): logged.
+void LogIfFailed(const std::string& what, cudaError_t error) {
+  if (error != cudaSuccess) {
+    ddprun::GetLogger("runtime")->error("{}", CudaError(what, error).message());
+  }
+}
+
+void LogIfFailed(const std::string& what, ncclResult_t result) {
+  if (result != ncclSuccess) {
+    ddprun::GetLogger("runtime")->error("{}", NcclError(what, result).message());
+  }
 }
 
 ddprun::Result<ncclDataType_t> NcclType(DataType type) {
@@ -73,13 +87,14 @@ ddprun::Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Connect(
   }
   cudaStream_t stream = nullptr;
   if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
-    ncclCommDestroy(comm);
+    LogIfFailed("ncclCommDestroy after cudaStreamCreate failed", ncclCommDestroy(comm));
     return CudaError("cudaStreamCreate", e);
   }
   void* barrier = nullptr;
   if (cudaError_t e = cudaMalloc(&barrier, sizeof(float)); e != cudaSuccess) {
-    cudaStreamDestroy(stream);
-    ncclCommDestroy(comm);
+    LogIfFailed("cudaStreamDestroy after the barrier's cudaMalloc failed",
+                cudaStreamDestroy(stream));
+    LogIfFailed("ncclCommDestroy after the barrier's cudaMalloc failed", ncclCommDestroy(comm));
     return CudaError("cudaMalloc of the barrier's buffer", e);
   }
   return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(options, comm, stream, barrier));
@@ -93,40 +108,68 @@ NcclCommunicator::NcclCommunicator(NcclCommunicatorOptions options, ncclComm_t c
 
 NcclCommunicator::~NcclCommunicator() {
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
   watchdog_.join();
-  cudaStreamSynchronize(stream_);
-  for (auto& op : in_flight_) {
+  LogIfFailed("cudaStreamSynchronize of the communication stream (destroying the communicator)",
+              cudaStreamSynchronize(stream_));
+  std::deque<InFlight> pending;
+  bool aborted = false;
+  {
+    ddprun::MutexLock lock(mu_);  // the watchdog has ended: taken for the analysis' sake
+    pending.swap(in_flight_);
+    aborted = !broken_.ok();
+  }
+  for (auto& op : pending) {
     op.work->Complete(ddprun::Status(ddprun::StatusCode::kCancelled,
                                      op.description + ": the communicator was destroyed"));
   }
-  cudaFree(barrier_buffer_);
-  cudaStreamDestroy(stream_);
-  ncclCommDestroy(comm_);
+  LogIfFailed("cudaFree of the barrier's buffer (destroying the communicator)",
+              cudaFree(barrier_buffer_));
+  LogIfFailed("cudaStreamDestroy (destroying the communicator)", cudaStreamDestroy(stream_));
+  // A broken communicator was aborted (Fail), which freed it: destroying it again would be a
+  // double free.
+  if (!aborted) {
+    LogIfFailed("ncclCommDestroy (rank " + std::to_string(options_.rank) + ")",
+                ncclCommDestroy(comm_));
+  }
 }
 
 std::shared_ptr<Work> NcclCommunicator::Launch(
     std::string description, const std::function<ncclResult_t(cudaStream_t)>& launch) {
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     if (!broken_.ok()) {
       return CompletedWork(ddprun::Status(
           broken_.code(), description + ": the communicator is broken: " + broken_.message()));
     }
   }
-  cudaSetDevice(options_.device);
+  if (cudaError_t e = cudaSetDevice(options_.device); e != cudaSuccess) {
+    return CompletedWork(
+        CudaError(description + ": cudaSetDevice(" + std::to_string(options_.device) + ")", e));
+  }
   // The collective reads what the caller's stream wrote: it starts after that stream's work.
   cudaEvent_t ready = nullptr;
   cudaEvent_t done = nullptr;
   if (cudaError_t e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming); e != cudaSuccess) {
     return CompletedWork(CudaError("cudaEventCreate", e));
   }
-  cudaEventRecord(ready, cudaStreamLegacy);
-  cudaStreamWaitEvent(stream_, ready, 0);
-  cudaEventDestroy(ready);
+  cudaError_t ordered = cudaEventRecord(ready, cudaStreamLegacy);
+  const char* ordering = "cudaEventRecord on the caller's stream";
+  if (ordered == cudaSuccess) {
+    ordered = cudaStreamWaitEvent(stream_, ready, 0);
+    ordering = "cudaStreamWaitEvent of the communication stream";
+  }
+  const cudaError_t destroyed = cudaEventDestroy(ready);
+  if (ordered != cudaSuccess) {
+    LogIfFailed(description + ": cudaEventDestroy", destroyed);
+    return CompletedWork(CudaError(description + ": " + ordering, ordered));
+  }
+  if (destroyed != cudaSuccess) {
+    return CompletedWork(CudaError(description + ": cudaEventDestroy", destroyed));
+  }
   if (ncclResult_t r = launch(stream_); r != ncclSuccess) {
     ddprun::Status error = NcclError(description, r);
     Fail(error.message());
@@ -135,10 +178,14 @@ std::shared_ptr<Work> NcclCommunicator::Launch(
   if (cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming); e != cudaSuccess) {
     return CompletedWork(CudaError("cudaEventCreate", e));
   }
-  cudaEventRecord(done, stream_);
+  if (cudaError_t e = cudaEventRecord(done, stream_); e != cudaSuccess) {
+    LogIfFailed(description + ": cudaEventDestroy", cudaEventDestroy(done));
+    return CompletedWork(
+        CudaError(description + ": cudaEventRecord on the communication stream", e));
+  }
   auto work = std::make_shared<NcclWork>(done);
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     in_flight_.push_back({std::move(description), std::chrono::steady_clock::now(), work});
   }
   cv_.notify_all();
@@ -146,29 +193,43 @@ std::shared_ptr<Work> NcclCommunicator::Launch(
 }
 
 void NcclCommunicator::Watchdog() {
-  cudaSetDevice(options_.device);
-  std::unique_lock lock(mu_);
+  if (cudaError_t e = cudaSetDevice(options_.device); e != cudaSuccess) {
+    // Nothing to return it to; the event queries and NCCL's error query below still report.
+    LogIfFailed("the NCCL watchdog's cudaSetDevice(" + std::to_string(options_.device) + ")", e);
+  }
+  ddprun::MutexLock lock(mu_);
   while (!stopping_) {
     cv_.wait_for(lock, kWatchdogPeriod);
+    std::string failure;
     // Completed operations, oldest first (they complete in order on one stream).
-    while (!in_flight_.empty() && in_flight_.front().work->Finished()) {
+    while (!in_flight_.empty()) {
+      auto finished = in_flight_.front().work->Finished();
+      if (!finished.ok()) {
+        failure = finished.status().message();
+        break;
+      }
+      if (!finished.value()) break;
       InFlight op = std::move(in_flight_.front());
       in_flight_.pop_front();
       op.work->Complete(ddprun::Status::Ok());
     }
-    ncclResult_t async_error = ncclSuccess;
-    ncclCommGetAsyncError(comm_, &async_error);
+    // Once broken, the communicator has been aborted, which freed it: nothing more to watch.
+    if (!broken_.ok()) continue;
     const auto ran = in_flight_.empty()
                          ? std::chrono::milliseconds(0)
                          : std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::steady_clock::now() - in_flight_.front().started);
-    std::string failure;
-    if (async_error != ncclSuccess && async_error != ncclInProgress) {
-      failure =
-          std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async_error);
-    } else if (!in_flight_.empty() && ran > options_.timeout) {
-      failure =
-          "timed out (DDPRUN_TIMEOUT is " + std::to_string(options_.timeout.count() / 1000) + " s)";
+    if (failure.empty()) {  // else an event query failed
+      ncclResult_t async_error = ncclSuccess;
+      if (ncclResult_t r = ncclCommGetAsyncError(comm_, &async_error); r != ncclSuccess) {
+        failure = NcclError("ncclCommGetAsyncError", r).message();
+      } else if (async_error != ncclSuccess && async_error != ncclInProgress) {
+        failure =
+            std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async_error);
+      } else if (!in_flight_.empty() && ran > options_.timeout) {
+        failure = "timed out (DDPRUN_TIMEOUT is " +
+                  std::to_string(options_.timeout.count() / 1000) + " s)";
+      }
     }
     if (failure.empty()) continue;
     // The operation, its size, and how long it ran: what the worker's last words must say.
@@ -185,12 +246,14 @@ void NcclCommunicator::Watchdog() {
 void NcclCommunicator::Fail(const std::string& message) {
   std::deque<InFlight> pending;
   {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     if (!broken_.ok()) return;
     broken_ = ddprun::UnavailableError(message);
     pending.swap(in_flight_);
   }
-  ncclCommAbort(comm_);  // no kernel of this communicator waits forever now
+  // No kernel of this communicator waits forever now. Nothing to return a failure to: the
+  // communicator is being failed already.
+  LogIfFailed("ncclCommAbort (after: " + message + ")", ncclCommAbort(comm_));
   for (auto& op : pending) op.work->Complete(ddprun::UnavailableError(message));
   std::fprintf(stderr, "ddp: NCCL failure: %s\n", message.c_str());
   if (options_.exit_on_failure) std::_Exit(1);  // as TORCH_NCCL_ASYNC_ERROR_HANDLING=1 does

@@ -18,12 +18,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "comm/nccl/nccl_work.h"
 #include "ddp/communicator.h"
 #include "ddp/store.h"
+#include "ddprun/base/thread_annotations.h"
 
 namespace ddp::nccl {
 
@@ -68,15 +68,15 @@ class NcclCommunicator final : public Communicator {
   void Fail(const std::string& message);
 
   const NcclCommunicatorOptions options_;
-  ncclComm_t comm_;
+  ncclComm_t comm_;  // freed by ncclCommAbort once broken_ is set: not to be used after that
   cudaStream_t stream_;
   void* barrier_buffer_;  // one float on the device
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<InFlight> in_flight_;  // guarded by mu_; oldest first
-  ddprun::Status broken_;           // guarded by mu_
-  bool stopping_ = false;           // guarded by mu_
+  ddprun::Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<InFlight> in_flight_ GUARDED_BY(mu_);  // oldest first
+  ddprun::Status broken_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread watchdog_;
 };
 

@@ -6,7 +6,10 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "ddp/work.h"
+#include "ddprun/base/logging.h"
 
 namespace ddp::nccl {
 
@@ -14,7 +17,12 @@ class NcclWork final : public Work {
  public:
   // Takes ownership of `done`.
   explicit NcclWork(cudaEvent_t done) : done_(done) {}
-  ~NcclWork() override { cudaEventDestroy(done_); }
+  ~NcclWork() override {
+    if (cudaError_t e = cudaEventDestroy(done_); e != cudaSuccess) {
+      ddprun::GetLogger("runtime")->error("cudaEventDestroy of a collective's event failed: {}",
+                                          cudaGetErrorString(e));
+    }
+  }
   NcclWork(const NcclWork&) = delete;
   NcclWork& operator=(const NcclWork&) = delete;
 
@@ -27,8 +35,15 @@ class NcclWork final : public Work {
     return ddprun::Status::Ok();
   }
 
-  // Whether the GPU has passed the event (the collective has finished). Never blocks.
-  bool Finished() const { return cudaEventQuery(done_) == cudaSuccess; }
+  // Whether the GPU has passed the event (the collective has finished); the CUDA error if the
+  // query failed (not merely "not yet"). Never blocks.
+  ddprun::Result<bool> Finished() const {
+    const cudaError_t e = cudaEventQuery(done_);
+    if (e == cudaSuccess) return true;
+    if (e == cudaErrorNotReady) return false;
+    return ddprun::InternalError(std::string("cudaEventQuery of a collective's event failed: ") +
+                                 cudaGetErrorString(e));
+  }
 
  private:
   cudaEvent_t done_;

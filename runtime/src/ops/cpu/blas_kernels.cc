@@ -3,9 +3,13 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+
+#include "ddprun/base/logging.h"
+#include "ddprun/base/status.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -63,10 +67,21 @@ BlasKernels Choose() {
   if (best.empty()) return kernels;
   // OpenBLAS reads OPENBLAS_CORETYPE when it selects its kernels; the variable is removed again
   // so that the program's children choose for themselves.
-  ::setenv("OPENBLAS_CORETYPE", best.c_str(), 1);
+  if (::setenv("OPENBLAS_CORETYPE", best.c_str(), 1) != 0) {
+    const int error = errno;
+    ddprun::GetLogger("runtime")->warn(
+        "{}; keeping OpenBLAS's {} kernels",
+        ddprun::ErrnoError("setenv OPENBLAS_CORETYPE=" + best, error).message(), kernels.detected);
+    return kernels;
+  }
   quit();
   init();
-  ::unsetenv("OPENBLAS_CORETYPE");
+  if (::unsetenv("OPENBLAS_CORETYPE") != 0) {
+    // Not fatal: the program's children inherit this choice instead of making their own.
+    const int error = errno;
+    ddprun::GetLogger("runtime")->warn(
+        "{}", ddprun::ErrnoError("unsetenv OPENBLAS_CORETYPE", error).message());
+  }
   kernels.in_use = core_name();
   return kernels;
 }

@@ -2,10 +2,10 @@
 #include <cuda_runtime.h>
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "ddprun/base/thread_annotations.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/cuda_ops.h"
 
@@ -36,7 +36,7 @@ class BlockCache {
   void* Allocate(size_t bytes) {
     const int device = CurrentDevice();
     {
-      std::lock_guard lock(mu_);
+      ddprun::MutexLock lock(mu_);
       auto it = free_.find({device, bytes});
       if (it != free_.end()) {
         void* data = it->second;
@@ -52,13 +52,13 @@ class BlockCache {
       Check(cudaMalloc(&data, bytes),
             ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
     }
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     live_[data] = {device, bytes};
     return data;
   }
 
   void Free(void* data) {
-    std::lock_guard lock(mu_);
+    ddprun::MutexLock lock(mu_);
     auto it = live_.find(data);
     if (it == live_.end()) return;  // not ours: nothing to do
     free_.emplace(it->second, data);
@@ -68,24 +68,37 @@ class BlockCache {
  private:
   using Key = std::pair<int, size_t>;  // device, bytes
 
-  // Gives every cached block back to CUDA (when it has run out of memory).
+  // Gives every cached block back to CUDA (when it has run out of memory). Every block is tried
+  // and the current device is restored before the first failure, if any, is thrown.
   void ReleaseCached() {
     std::multimap<Key, void*> cached;
     {
-      std::lock_guard lock(mu_);
+      ddprun::MutexLock lock(mu_);
       cached.swap(free_);
     }
     const int current = CurrentDevice();
+    cudaError_t first_error = cudaSuccess;
+    std::string failed;
     for (const auto& [key, data] : cached) {
-      cudaSetDevice(key.first);
-      cudaFree(data);
+      cudaError_t result = cudaSetDevice(key.first);
+      const bool device_set = result == cudaSuccess;
+      if (device_set) result = cudaFree(data);
+      if (result != cudaSuccess && first_error == cudaSuccess) {
+        first_error = result;
+        failed = device_set ? "cudaFree of a cached block of " + std::to_string(key.second) +
+                                  " bytes on device " + std::to_string(key.first)
+                            : "cudaSetDevice(" + std::to_string(key.first) + ")";
+      }
     }
-    cudaSetDevice(current);
+    const std::string restore =
+        "cudaSetDevice(" + std::to_string(current) + ") after freeing the cached blocks";
+    Check(cudaSetDevice(current), restore.c_str());
+    Check(first_error, failed.c_str());
   }
 
-  std::mutex mu_;
-  std::multimap<Key, void*> free_;       // guarded by mu_
-  std::unordered_map<void*, Key> live_;  // guarded by mu_
+  ddprun::Mutex mu_;
+  std::multimap<Key, void*> free_ GUARDED_BY(mu_);
+  std::unordered_map<void*, Key> live_ GUARDED_BY(mu_);
 };
 
 // Never destroyed: blocks still cached at exit go back with the process, and a destructor would

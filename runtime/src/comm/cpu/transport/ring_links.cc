@@ -92,9 +92,19 @@ ddprun::Status WaitReadable(int fd, Deadline deadline, const std::string& what) 
   }
 }
 
-void SetNoDelay(int fd) {
+ddprun::Status SetNoDelay(int fd, const std::string& name) {
   const int on = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0) {
+    return ddprun::ErrnoError("setting TCP_NODELAY on the connection to " + name, errno);
+  }
+  return ddprun::Status::Ok();
+}
+
+// A second descriptor of `fd`, for a link object that owns (and closes) its own.
+ddprun::Result<int> Dup(int fd, const std::string& name) {
+  const int copy = ::dup(fd);
+  if (copy < 0) return ddprun::ErrnoError("dup of the connection to " + name, errno);
+  return copy;
 }
 
 // Connects to `peer`, retrying while it is not listening yet, and says who we are.
@@ -110,9 +120,17 @@ ddprun::Result<int> ConnectTo(const Endpoint& peer, int my_rank, const std::stri
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return ddprun::ErrnoError("socket", errno);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      SetNoDelay(fd);
+      if (auto s = SetNoDelay(fd, name); !s.ok()) {
+        ::close(fd);
+        return s;
+      }
+      auto copy = Dup(fd, name);
+      if (!copy.ok()) {
+        ::close(fd);
+        return copy.status();
+      }
       const int32_t hello = my_rank;
-      TcpSendLink announce(::dup(fd), name);
+      TcpSendLink announce(copy.value(), name);
       if (auto s = announce.Send(&hello, sizeof(hello), deadline); !s.ok()) {
         ::close(fd);
         return s;
@@ -138,9 +156,17 @@ ddprun::Result<int> AcceptFrom(int listener, int expected_rank, const std::strin
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return ddprun::ErrnoError("accepting " + name, errno);
     }
-    SetNoDelay(fd);
+    if (auto s = SetNoDelay(fd, name); !s.ok()) {
+      ::close(fd);
+      return s;
+    }
+    auto copy = Dup(fd, name);
+    if (!copy.ok()) {
+      ::close(fd);
+      return copy.status();
+    }
     int32_t hello = -1;
-    TcpRecvLink greeting(::dup(fd), name);
+    TcpRecvLink greeting(copy.value(), name);
     auto s = greeting.Receive(sizeof(hello), deadline, [&](const std::byte* data, size_t) {
       std::memcpy(&hello, data, sizeof(hello));
     });

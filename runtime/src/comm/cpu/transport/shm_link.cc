@@ -14,6 +14,8 @@
 #include <cstring>
 #include <thread>
 
+#include "ddprun/base/logging.h"
+
 namespace ddp::cpu {
 
 // The segment's layout. Positions count bytes ever written or read (they never wrap); the data
@@ -47,14 +49,35 @@ constexpr std::chrono::milliseconds kSleepSlice{50};
 
 uint64_t Padded(size_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
 
-void FutexWake(std::atomic<uint32_t>& word) {
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+// Removes a segment's name, logging a failure (there is nothing to return it to). ENOENT is
+// fine where the other end may have removed it already.
+void Unlink(const std::string& name, bool absent_is_fine) {
+  if (::shm_unlink(name.c_str()) == 0) return;
+  const int error = errno;
+  if (absent_is_fine && error == ENOENT) return;
+  ddprun::GetLogger("runtime")->error(
+      "{}", ddprun::ErrnoError("removing shared memory " + name, error).message());
 }
 
-void FutexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::milliseconds slice) {
+void FutexWake(std::atomic<uint32_t>& word) {
+  // Its result is not checked: it fails only for a bad address or operation (EFAULT, EINVAL),
+  // and these are a mapped word and FUTEX_WAKE.
+  (void)::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr,
+                  0);
+}
+
+// Sleeps while `word` holds `expected`, for at most `slice`. Waking, a changed word (EAGAIN), the
+// slice ending (ETIMEDOUT) and a signal (EINTR) are all fine: the caller checks again.
+ddprun::Status FutexWait(std::atomic<uint32_t>& word, uint32_t expected,
+                         std::chrono::milliseconds slice) {
   timespec timeout{0, static_cast<long>(slice.count()) * 1'000'000};
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &timeout, nullptr,
-            0);
+  if (::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &timeout,
+                nullptr, 0) == 0) {
+    return ddprun::Status::Ok();
+  }
+  const int error = errno;
+  if (error == EAGAIN || error == ETIMEDOUT || error == EINTR) return ddprun::Status::Ok();
+  return ddprun::ErrnoError("futex wait on a shared-memory ring", error);
 }
 
 // Marks the ring closed and wakes whichever end sleeps on it: both ends fail at once.
@@ -66,22 +89,13 @@ void CloseRing(ShmRing& ring) {
   FutexWake(ring.read_seq);
 }
 
-// A pidfd becomes readable when the process exits (even before it is reaped).
-bool PeerAlive(int pidfd) {
-  if (pidfd < 0) return true;
-  pollfd entry{pidfd, POLLIN, 0};
-  return ::poll(&entry, 1, 0) == 0;
-}
-
-int OpenPidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
-
 // Waits until `ready()` holds: spins, then sleeps on `seq` in slices, checking the ring's closed
 // flag, the peer's liveness and the deadline in between. `sleeping` tells the other end to wake
 // us.
 template <typename Ready>
 ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
-                         std::atomic<uint32_t>& sleeping, int peer_pidfd, Deadline deadline,
-                         const std::string& peer, int spins) {
+                         std::atomic<uint32_t>& sleeping, const PeerLiveness& peer_alive,
+                         Deadline deadline, const std::string& peer, int spins) {
   for (int spin = 0; spin < spins; ++spin) {
     if (ready()) return ddprun::Status::Ok();
     if (spin % 64 == 63) std::this_thread::yield();
@@ -92,15 +106,16 @@ ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
     if (ring.closed.load(std::memory_order_acquire)) {
       return ddprun::UnavailableError("the shared-memory link to " + peer + " was closed");
     }
-    if (!PeerAlive(peer_pidfd)) {
-      return ddprun::UnavailableError(peer + " exited (shared-memory link)");
-    }
+    if (auto s = peer_alive.Check(); !s.ok()) return s;
     if (std::chrono::steady_clock::now() >= deadline) {
       return ddprun::DeadlineExceededError("timed out waiting for " + peer);
     }
     sleeping.store(1, std::memory_order_seq_cst);
-    if (!ready()) FutexWait(seq, observed, kSleepSlice);
+    ddprun::Status slept = ready() ? ddprun::Status::Ok() : FutexWait(seq, observed, kSleepSlice);
     sleeping.store(0, std::memory_order_relaxed);
+    if (!slept.ok()) {
+      return ddprun::Status(slept.code(), "waiting for " + peer + ": " + slept.message());
+    }
   }
 }
 
@@ -112,14 +127,14 @@ ddprun::Result<std::shared_ptr<ShmSegment>> ShmSegment::Create(const std::string
   if (::ftruncate(fd, static_cast<off_t>(kSegmentBytes)) != 0) {
     const int error = errno;
     ::close(fd);
-    ::shm_unlink(name.c_str());
+    Unlink(name, false);
     return ddprun::ErrnoError("sizing shared memory " + name + " (is /dev/shm full?)", error);
   }
   void* memory = ::mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (memory == MAP_FAILED) {
     const int error = errno;
-    ::shm_unlink(name.c_str());
+    Unlink(name, false);
     return ddprun::ErrnoError("mapping shared memory " + name, error);
   }
   // Default-initialized: the atomics start at zero, the 4 MiB of data are left untouched (the
@@ -134,27 +149,30 @@ ddprun::Result<std::shared_ptr<ShmSegment>> ShmSegment::Open(const std::string& 
   void* memory = ::mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (memory == MAP_FAILED) return ddprun::ErrnoError("mapping shared memory " + name, errno);
-  ::shm_unlink(name.c_str());  // both ends are attached: nothing is left behind in /dev/shm
+  // Both ends are attached: nothing is left behind in /dev/shm. Not fatal if it fails: the
+  // creator unlinks it again when it lets go (ENOENT: it already has).
+  Unlink(name, true);
   return std::shared_ptr<ShmSegment>(new ShmSegment(name, static_cast<ShmRing*>(memory), false));
 }
 
 ShmSegment::~ShmSegment() {
-  ::munmap(ring_, kSegmentBytes);
-  if (owner_) ::shm_unlink(name_.c_str());  // ENOENT once the sender unlinked it: fine
+  if (::munmap(ring_, kSegmentBytes) != 0) {
+    const int error = errno;
+    ddprun::GetLogger("runtime")->error(
+        "{}", ddprun::ErrnoError("unmapping shared memory " + name_, error).message());
+  }
+  if (owner_) Unlink(name_, true);  // ENOENT once the sender unlinked it: fine
 }
 
 ShmSendLink::ShmSendLink(std::shared_ptr<ShmSegment> segment, pid_t peer_pid, std::string peer)
-    : segment_(std::move(segment)), peer_pidfd_(OpenPidfd(peer_pid)), peer_(std::move(peer)) {
+    : segment_(std::move(segment)), peer_alive_(peer_pid, peer), peer_(std::move(peer)) {
   ShmRing& ring = segment_->ring();
   ring.sender_attached.store(1, std::memory_order_release);
   ring.written_seq.fetch_add(1, std::memory_order_release);
   FutexWake(ring.written_seq);
 }
 
-ShmSendLink::~ShmSendLink() {
-  Close();
-  if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
-}
+ShmSendLink::~ShmSendLink() { Close(); }
 
 void ShmSendLink::Close() { CloseRing(segment_->ring()); }
 
@@ -173,7 +191,7 @@ ddprun::Status ShmSendLink::Send(const void* data, size_t bytes, Deadline deadli
       room = ShmRing::kCapacity - (written - ring.read.load(std::memory_order_acquire));
       return room > 0;
     };
-    if (auto s = WaitUntil(ring, has_room, ring.read_seq, ring.sender_sleeping, peer_pidfd_,
+    if (auto s = WaitUntil(ring, has_room, ring.read_seq, ring.sender_sleeping, peer_alive_,
                            deadline, peer_, kSenderSpins);
         !s.ok()) {
       return s;
@@ -192,19 +210,16 @@ ddprun::Status ShmSendLink::Send(const void* data, size_t bytes, Deadline deadli
 }
 
 ShmRecvLink::ShmRecvLink(std::shared_ptr<ShmSegment> segment, pid_t peer_pid, std::string peer)
-    : segment_(std::move(segment)), peer_pidfd_(OpenPidfd(peer_pid)), peer_(std::move(peer)) {}
+    : segment_(std::move(segment)), peer_alive_(peer_pid, peer), peer_(std::move(peer)) {}
 
-ShmRecvLink::~ShmRecvLink() {
-  Close();
-  if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
-}
+ShmRecvLink::~ShmRecvLink() { Close(); }
 
 void ShmRecvLink::Close() { CloseRing(segment_->ring()); }
 
 ddprun::Status ShmRecvLink::AwaitSender(Deadline deadline) {
   ShmRing& ring = segment_->ring();
   auto attached = [&] { return ring.sender_attached.load(std::memory_order_acquire) != 0; };
-  return WaitUntil(ring, attached, ring.written_seq, ring.receiver_sleeping, peer_pidfd_, deadline,
+  return WaitUntil(ring, attached, ring.written_seq, ring.receiver_sleeping, peer_alive_, deadline,
                    peer_, kReceiverSpins);
 }
 
@@ -219,7 +234,7 @@ ddprun::Status ShmRecvLink::Receive(size_t bytes, Deadline deadline, const Consu
       available = ring.written.load(std::memory_order_acquire) - read;
       return available > 0;
     };
-    if (auto s = WaitUntil(ring, has_data, ring.written_seq, ring.receiver_sleeping, peer_pidfd_,
+    if (auto s = WaitUntil(ring, has_data, ring.written_seq, ring.receiver_sleeping, peer_alive_,
                            deadline, peer_, kReceiverSpins);
         !s.ok()) {
       return s;

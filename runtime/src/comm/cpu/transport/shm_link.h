@@ -4,7 +4,7 @@
 // the receiver straight out of it.
 //
 // Waiting: a short spin (the common case: the peer is a few microseconds away), then futex waits
-// in slices; between slices the peer's liveness is checked through a pidfd, so a peer that dies
+// in slices; between slices the peer's liveness is checked (PeerLiveness), so a peer that dies
 // is noticed within a slice, and Close() (or a peer's Close) marks the ring closed for both.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "transport/link.h"
+#include "transport/peer_liveness.h"
 
 namespace ddp::cpu {
 
@@ -49,7 +50,7 @@ class ShmSendLink final : public SendLink {
 
  private:
   std::shared_ptr<ShmSegment> segment_;
-  int peer_pidfd_;
+  PeerLiveness peer_alive_;
   std::string peer_;
 };
 
@@ -65,7 +66,7 @@ class ShmRecvLink final : public RecvLink {
 
  private:
   std::shared_ptr<ShmSegment> segment_;
-  int peer_pidfd_;
+  PeerLiveness peer_alive_;
   std::string peer_;
 };
 

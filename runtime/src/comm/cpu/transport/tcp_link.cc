@@ -7,6 +7,9 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+
+#include "ddprun/base/logging.h"
 
 namespace ddp::cpu {
 namespace {
@@ -21,7 +24,13 @@ TcpConnection::TcpConnection(int fd, std::string peer) : socket_(io_), peer_(std
 
 void TcpConnection::Shutdown() {
   // The native call, not the socket object's: it is safe while another thread runs an operation.
-  ::shutdown(socket_.native_handle(), SHUT_RDWR);
+  // ENOTCONN: the connection is already down (closed before, or by the peer), as wanted. Nothing
+  // to return another failure to (Close paths): logged.
+  if (::shutdown(socket_.native_handle(), SHUT_RDWR) != 0 && errno != ENOTCONN) {
+    const int error = errno;
+    ddprun::GetLogger("runtime")->error(
+        "{}", ddprun::ErrnoError("shutting down the connection to " + peer_, error).message());
+  }
 }
 
 ddprun::Status TcpConnection::Complete(boost::system::error_code* result, Deadline deadline) {

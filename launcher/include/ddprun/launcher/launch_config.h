@@ -1,44 +1,18 @@
 // LaunchConfig: everything `ddprun` was asked to do, after parsing and validation. Built by the
-// launcher's command-line parser; read by the agent.
+// command-line parser and read by the launcher, which sets the agent's parts up from it.
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "ddprun/agent/worker_output_routing.h"
 #include "ddprun/base/client_security.h"
 #include "ddprun/rendezvous/round_types.h"
 
 namespace ddprun {
-
-// Which of a worker's streams a setting applies to (torchrun's Std: 0 none, 1 stdout, 2 stderr,
-// 3 both).
-enum class StdStreams : int { kNone = 0, kStdout = 1, kStderr = 2, kBoth = 3 };
-
-inline bool Includes(StdStreams set, StdStreams stream) {
-  return (static_cast<int>(set) & static_cast<int>(stream)) != 0;
-}
-
-// A value for every local rank, with per-rank exceptions (torchrun's "3" or "0:1,1:2").
-struct PerRankStreams {
-  StdStreams all = StdStreams::kNone;
-  std::map<int, StdStreams> by_local_rank;
-
-  StdStreams For(int local_rank) const {
-    auto it = by_local_rank.find(local_rank);
-    return it == by_local_rank.end() ? all : it->second;
-  }
-  bool Any() const {
-    if (all != StdStreams::kNone) return true;
-    for (const auto& [rank, streams] : by_local_rank) {
-      if (streams != StdStreams::kNone) return true;
-    }
-    return false;
-  }
-};
 
 struct LaunchConfig {
   int nproc_per_node = 1;

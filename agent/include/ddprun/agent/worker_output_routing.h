@@ -1,0 +1,81 @@
+// Where each worker's stdout and stderr go (torchrun's --redirects, --tee and
+// --local_ranks_filter): to the console, one whole line at a time with the rank's prefix, to the
+// worker's log files, or both. A log file that cannot be opened falls back to the console, so
+// output is never dropped. Runs on the supervisor's io_context; not thread-safe.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "ddprun/agent/output_pump.h"
+
+namespace ddprun {
+
+// Which of a worker's streams a setting applies to (torchrun's Std: 0 none, 1 stdout, 2 stderr,
+// 3 both).
+enum class StdStreams : int { kNone = 0, kStdout = 1, kStderr = 2, kBoth = 3 };
+
+inline bool Includes(StdStreams set, StdStreams stream) {
+  return (static_cast<int>(set) & static_cast<int>(stream)) != 0;
+}
+
+// A value for every local rank, with per-rank exceptions (torchrun's "3" or "0:1,1:2").
+struct PerRankStreams {
+  StdStreams all = StdStreams::kNone;
+  std::map<int, StdStreams> by_local_rank;
+
+  StdStreams For(int local_rank) const {
+    auto it = by_local_rank.find(local_rank);
+    return it == by_local_rank.end() ? all : it->second;
+  }
+  bool Any() const {
+    if (all != StdStreams::kNone) return true;
+    for (const auto& [rank, streams] : by_local_rank) {
+      if (streams != StdStreams::kNone) return true;
+    }
+    return false;
+  }
+};
+
+struct OutputRoutingOptions {
+  PerRankStreams redirects;                         // to the log files only
+  PerRankStreams tee;                               // to the log files and the console
+  std::optional<std::set<int>> local_ranks_filter;  // console output of these local ranks only
+  int console_stdout = 1;  // where the console is (the agent's own stdout and stderr)
+  int console_stderr = 2;
+};
+
+// The pumps of one worker's two streams.
+struct WorkerOutput {
+  std::shared_ptr<OutputPump> stdout_pump;
+  std::shared_ptr<OutputPump> stderr_pump;
+  // Forwards what the pipes hold and closes them: the worker has exited.
+  void Finish() {
+    if (stdout_pump) stdout_pump->Finish();
+    if (stderr_pump) stderr_pump->Finish();
+  }
+};
+
+class OutputRouter {
+ public:
+  OutputRouter(boost::asio::io_context& io, OutputRoutingOptions options)
+      : io_(io), options_(std::move(options)) {}
+
+  // Starts pumping the worker's pipes (owned from here on) where the options send the streams
+  // of `local_rank`, with console lines prefixed "[rank<global_rank>]: ".
+  WorkerOutput Route(int local_rank, int global_rank, int stdout_fd, int stderr_fd,
+                     const std::string& stdout_log, const std::string& stderr_log);
+
+ private:
+  std::shared_ptr<OutputPump> Pump(int local_rank, StdStreams stream, int pipe_fd,
+                                   const std::string& prefix, const std::string& log_file);
+
+  boost::asio::io_context& io_;
+  const OutputRoutingOptions options_;
+};
+
+}  // namespace ddprun

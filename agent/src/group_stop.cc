@@ -1,0 +1,53 @@
+// GroupStop; see group_stop.h.
+#include "ddprun/agent/group_stop.h"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ddprun/agent/worker_process.h"
+#include "ddprun/base/logging.h"
+
+namespace ddprun {
+
+void GroupStop::Begin(int signal_number, AliveWorkers alive, Abandon abandon) {
+  alive_ = std::move(alive);
+  signal_sent_ = signal_number;
+  SignalAlive(signal_number);
+  timer_.expires_after(shutdown_timeout_);
+  timer_.async_wait([this, abandon = std::move(abandon)](const boost::system::error_code& error) {
+    if (error || alive_().empty()) return;
+    GetLogger("agent")->warn("{} worker(s) still running {} ms after {}; sending SIGKILL",
+                             alive_().size(), shutdown_timeout_.count(), SignalName(signal_sent_));
+    SignalAlive(SIGKILL);
+    timer_.expires_after(kill_timeout_);
+    timer_.async_wait([this, abandon](const boost::system::error_code& kill_error) {
+      if (kill_error) return;
+      const std::vector<pid_t> survivors = alive_();
+      if (survivors.empty()) return;
+      for (pid_t pid : survivors) {
+        GetLogger("agent")->error(
+            "worker pid {} has not exited {} ms after SIGKILL (stuck in the kernel?); "
+            "abandoning it",
+            pid, kill_timeout_.count());
+      }
+      abandon(survivors);
+    });
+  });
+}
+
+void GroupStop::KillNow() { SignalAlive(SIGKILL); }
+
+void GroupStop::SignalAlive(int signal_number) {
+  if (!alive_) return;
+  for (pid_t pid : alive_()) {
+    // Each worker leads its own process group: the signal reaches what it started too.
+    if (::kill(-pid, signal_number) != 0 && errno != ESRCH) {
+      GetLogger("agent")->error("cannot send {} to worker pid {}: {}", SignalName(signal_number),
+                                pid, std::strerror(errno));
+    }
+  }
+}
+
+}  // namespace ddprun

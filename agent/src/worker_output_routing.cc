@@ -1,0 +1,44 @@
+// OutputRouter; see worker_output_routing.h.
+#include "ddprun/agent/worker_output_routing.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ddprun/base/logging.h"
+
+namespace ddprun {
+
+WorkerOutput OutputRouter::Route(int local_rank, int global_rank, int stdout_fd, int stderr_fd,
+                                 const std::string& stdout_log, const std::string& stderr_log) {
+  const std::string prefix = "[rank" + std::to_string(global_rank) + "]: ";
+  return {Pump(local_rank, StdStreams::kStdout, stdout_fd, prefix, stdout_log),
+          Pump(local_rank, StdStreams::kStderr, stderr_fd, prefix, stderr_log)};
+}
+
+std::shared_ptr<OutputPump> OutputRouter::Pump(int local_rank, StdStreams stream, int pipe_fd,
+                                               const std::string& prefix,
+                                               const std::string& log_file) {
+  const bool redirected = Includes(options_.redirects.For(local_rank), stream);
+  const bool to_file = redirected || Includes(options_.tee.For(local_rank), stream);
+  const bool shown =
+      !options_.local_ranks_filter || options_.local_ranks_filter->contains(local_rank);
+  int file_fd = -1;
+  if (to_file) {
+    file_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (file_fd < 0) {
+      GetLogger("agent")->error("cannot open {}: {}; {}output goes to the console only", log_file,
+                                std::strerror(errno), prefix);
+    }
+  }
+  const bool console = (shown && !redirected) || (to_file && file_fd < 0);
+  const int console_fd =
+      stream == StdStreams::kStdout ? options_.console_stdout : options_.console_stderr;
+  auto pump =
+      std::make_shared<OutputPump>(io_, pipe_fd, console ? console_fd : -1, prefix, file_fd);
+  pump->Start();
+  return pump;
+}
+
+}  // namespace ddprun

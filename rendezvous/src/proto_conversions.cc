@@ -1,0 +1,217 @@
+// Conversions between the plain types and the protocol's messages; see proto_conversions.h.
+#include "proto_conversions.h"
+
+namespace ddprun {
+
+void ToProto(const WorkerFailure& failure, v1::WorkerFailure& out) {
+  out.set_host(failure.host);
+  out.set_global_rank(failure.global_rank);
+  out.set_local_rank(failure.local_rank);
+  out.set_pid(failure.pid);
+  if (!failure.spawn_error.empty()) {
+    out.set_spawn_error(failure.spawn_error);
+  } else if (failure.term_signal) {
+    out.set_term_signal(*failure.term_signal);
+  } else if (failure.exit_code) {
+    out.set_exit_code(*failure.exit_code);
+  }
+  out.set_time_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(failure.time.time_since_epoch())
+          .count());
+  out.set_error_file(failure.error_file);
+}
+
+WorkerFailure FromProto(const v1::WorkerFailure& failure) {
+  WorkerFailure out;
+  out.host = failure.host();
+  out.global_rank = failure.global_rank();
+  out.local_rank = failure.local_rank();
+  out.pid = failure.pid();
+  switch (failure.ending_case()) {
+    case v1::WorkerFailure::kExitCode:
+      out.exit_code = failure.exit_code();
+      break;
+    case v1::WorkerFailure::kTermSignal:
+      out.term_signal = failure.term_signal();
+      break;
+    case v1::WorkerFailure::kSpawnError:
+      out.spawn_error = failure.spawn_error();
+      break;
+    case v1::WorkerFailure::ENDING_NOT_SET:
+      break;
+  }
+  out.time =
+      std::chrono::system_clock::time_point(std::chrono::milliseconds(failure.time_unix_ms()));
+  out.error_file = failure.error_file();
+  return out;
+}
+
+void ToProto(const RendezvousSettings& settings, v1::JobSettings& out) {
+  out.set_min_nodes(settings.min_nodes);
+  out.set_max_nodes(settings.max_nodes);
+  out.set_max_restarts(settings.max_restarts);
+  out.set_join_timeout_ms(settings.join_timeout.count());
+  out.set_last_call_timeout_ms(settings.last_call_timeout.count());
+  out.set_heartbeat_timeout_ms(settings.heartbeat_timeout.count());
+}
+
+RendezvousSettings FromProto(const v1::JobSettings& settings) {
+  RendezvousSettings out;
+  out.min_nodes = settings.min_nodes();
+  out.max_nodes = settings.max_nodes();
+  out.max_restarts = settings.max_restarts();
+  if (settings.join_timeout_ms() > 0) {
+    out.join_timeout = std::chrono::milliseconds(settings.join_timeout_ms());
+  }
+  if (settings.last_call_timeout_ms() > 0) {
+    out.last_call_timeout = std::chrono::milliseconds(settings.last_call_timeout_ms());
+  }
+  if (settings.heartbeat_timeout_ms() > 0) {
+    out.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms());
+  }
+  return out;
+}
+
+void ToProto(const NodeDescription& node, v1::NodeDescription& out) {
+  out.set_node_id(node.node_id);
+  out.set_host(node.host);
+  out.set_nproc(node.nproc);
+  out.set_master_port(node.master_port);
+}
+
+NodeDescription FromProto(const v1::NodeDescription& node) {
+  return {node.node_id(), node.host(), node.nproc(), node.master_port()};
+}
+
+void ToProto(const RunningRound& round, v1::AgentMessage::RunningRound& out) {
+  out.set_round(round.round);
+  out.set_group_rank(round.group_rank);
+  out.set_group_world_size(round.group_world_size);
+  out.set_restart_count(round.restart_count);
+}
+
+RunningRound FromProto(const v1::AgentMessage::RunningRound& round) {
+  return {round.round(), round.group_rank(), round.group_world_size(), round.restart_count()};
+}
+
+v1::ServerEvent ToProto(const NodeEvent& event) {
+  v1::ServerEvent proto;
+  switch (event.type) {
+    case NodeEvent::Type::kRoundReady: {
+      const NodeAssignment& a = event.assignment;
+      auto* ready = proto.mutable_round_ready();
+      ready->set_round(a.round);
+      ready->set_group_rank(a.group_rank);
+      ready->set_group_world_size(a.group_world_size);
+      ready->set_first_global_rank(a.first_global_rank);
+      ready->set_world_size(a.world_size);
+      ready->set_master_addr(a.master_addr);
+      ready->set_master_port(a.master_port);
+      ready->set_restart_count(a.restart_count);
+      break;
+    }
+    case NodeEvent::Type::kRestart:
+      proto.mutable_restart()->set_reason(event.reason);
+      if (event.failure) ToProto(*event.failure, *proto.mutable_restart()->mutable_failure());
+      break;
+    case NodeEvent::Type::kJobComplete:
+      proto.mutable_job_complete();
+      break;
+    case NodeEvent::Type::kJobFailed:
+      proto.mutable_job_failed()->set_reason(event.reason);
+      proto.mutable_job_failed()->set_exit_status(event.exit_status);
+      if (event.failure) {
+        ToProto(*event.failure, *proto.mutable_job_failed()->mutable_root_cause());
+      }
+      break;
+  }
+  return proto;
+}
+
+NodeEvent FromProto(const v1::ServerEvent& proto) {
+  NodeEvent event{"", NodeEvent::Type::kRestart, {}, "", 1, std::nullopt};
+  switch (proto.kind_case()) {
+    case v1::ServerEvent::kRoundReady: {
+      const auto& ready = proto.round_ready();
+      event.type = NodeEvent::Type::kRoundReady;
+      event.assignment = {ready.round(),
+                          ready.group_rank(),
+                          ready.group_world_size(),
+                          ready.first_global_rank(),
+                          ready.world_size(),
+                          ready.master_addr(),
+                          ready.master_port(),
+                          ready.restart_count()};
+      break;
+    }
+    case v1::ServerEvent::kRestart:
+      event.reason = proto.restart().reason();
+      if (proto.restart().has_failure()) event.failure = FromProto(proto.restart().failure());
+      break;
+    case v1::ServerEvent::kJobComplete:
+      event.type = NodeEvent::Type::kJobComplete;
+      break;
+    case v1::ServerEvent::kJobFailed:
+      event.type = NodeEvent::Type::kJobFailed;
+      event.reason = proto.job_failed().reason();
+      event.exit_status = proto.job_failed().exit_status();
+      if (proto.job_failed().has_root_cause()) {
+        event.failure = FromProto(proto.job_failed().root_cause());
+      }
+      break;
+    case v1::ServerEvent::KIND_NOT_SET:
+      event.reason = "the rendezvous server sent an empty event";
+      break;
+  }
+  return event;
+}
+
+void ToProto(const JobSnapshot& job, v1::JobStatus& out) {
+  out.set_job_id(job.job_id);
+  out.set_state(job.state);
+  out.set_round(job.round);
+  out.set_min_nodes(job.settings.min_nodes);
+  out.set_max_nodes(job.settings.max_nodes);
+  out.set_restarts_used(job.restarts_used);
+  out.set_max_restarts(job.settings.max_restarts);
+  out.set_last_failure(job.last_failure);
+  if (job.last_worker_failure)
+    ToProto(*job.last_worker_failure, *out.mutable_last_worker_failure());
+  for (const NodeSnapshot& node : job.nodes) {
+    auto* node_out = out.add_nodes();
+    node_out->set_node_id(node.description.node_id);
+    node_out->set_host(node.description.host);
+    node_out->set_group_rank(node.group_rank);
+    node_out->set_first_global_rank(node.first_global_rank);
+    node_out->set_nproc(node.description.nproc);
+    node_out->set_heartbeat_age_ms(node.heartbeat_age.count());
+    const bool running = node.group_rank >= 0 && job.state == "running";
+    node_out->set_state(node.succeeded ? "succeeded" : running ? "running" : "waiting");
+  }
+}
+
+JobSnapshot FromProto(const v1::JobStatus& proto) {
+  JobSnapshot job;
+  job.job_id = proto.job_id();
+  job.state = proto.state();
+  job.round = proto.round();
+  job.settings.min_nodes = proto.min_nodes();
+  job.settings.max_nodes = proto.max_nodes();
+  job.settings.max_restarts = proto.max_restarts();
+  job.restarts_used = proto.restarts_used();
+  job.last_failure = proto.last_failure();
+  if (proto.has_last_worker_failure())
+    job.last_worker_failure = FromProto(proto.last_worker_failure());
+  for (const auto& node : proto.nodes()) {
+    NodeSnapshot snapshot;
+    snapshot.description = {node.node_id(), node.host(), node.nproc(), 0};
+    snapshot.group_rank = node.group_rank();
+    snapshot.first_global_rank = node.first_global_rank();
+    snapshot.heartbeat_age = std::chrono::milliseconds(node.heartbeat_age_ms());
+    snapshot.succeeded = node.state() == "succeeded";
+    job.nodes.push_back(std::move(snapshot));
+  }
+  return job;
+}
+
+}  // namespace ddprun
