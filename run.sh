@@ -100,16 +100,21 @@ clang_thread_safety_build() {
     -DCMAKE_CUDA_HOST_COMPILER=g++ -DBUILD_TESTING=OFF
 }
 
-# ThreadSanitizer over the tests that do not go through gRPC (TSan cannot see into the
-# prebuilt gRPC libraries): the unit tests and the runtime's ranks as threads over real links.
+# ThreadSanitizer over the tests that run no gRPC or protobuf code (Debian builds those without
+# TSan, and protobuf's classes change layout under it): the unit tests but those of
+# unit_protobuf_tests, and the runtime's ranks as threads over real links.
 tsan_build() {
   TARGETS="unit_tests runtime_thread_tests" build "$BUILD_DIR-tsan" -DCMAKE_BUILD_TYPE=Debug \
     -DDDPRUN_SANITIZER=thread -DDDPRUN_WITH_CUDA=OFF
 }
 tsan_tests() {
-  # OpenBLAS runs single-threaded: its own threads synchronize in ways TSan cannot see.
+  # OpenBLAS runs single-threaded: its own threads synchronize in ways TSan cannot see. The
+  # exhaustive sweep of every collective, type and op at world sizes 1 to 8 is left out: it
+  # takes longer than its limit under TSan, and the other collectives tests run the same ring
+  # and links there.
   OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    run_tests "$BUILD_DIR-tsan" --tests-regex "^(unit|integration):"
+    run_tests "$BUILD_DIR-tsan" --tests-regex "^(unit|integration):" \
+    --exclude-regex "every collective, type and op"
 }
 
 case "${1:-}" in

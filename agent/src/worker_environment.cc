@@ -13,7 +13,7 @@ namespace {
 // The local-rank-th entry of a CUDA_VISIBLE_DEVICES list, or the local rank when the list is
 // missing or shorter.
 std::string OwnDevice(const EnvironmentMap& inherited, int local_rank) {
-  auto it = inherited.find("CUDA_VISIBLE_DEVICES");
+  auto it = inherited.find(worker_env::kCudaVisibleDevices.name);
   if (it != inherited.end()) {
     std::stringstream list(it->second);
     int index = 0;

@@ -1,6 +1,8 @@
 // OpenRendezvousChannel; see client_channel.h.
 #include "client_channel.h"
 
+#include "reconnect_backoff.h"
+
 namespace ddprun {
 
 std::shared_ptr<grpc::Channel> OpenRendezvousChannel(const std::string& address,
@@ -9,8 +11,10 @@ std::shared_ptr<grpc::Channel> OpenRendezvousChannel(const std::string& address,
   // A restarted server must be found again quickly: gRPC's default reconnect backoff grows to
   // two minutes. (GRPC_ARG_MIN_RECONNECT_BACKOFF_MS is left alone: despite its name it bounds
   // how long one connection attempt may take, and a short one aborts handshakes under load.)
-  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+                   static_cast<int>(kFirstReconnectBackoff.count()));
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+                   static_cast<int>(kMaxReconnectBackoff.count()));
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!security.tls_ca_pem.empty()) {
     grpc::SslCredentialsOptions tls;

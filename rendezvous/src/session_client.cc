@@ -12,14 +12,13 @@
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
 #include "proto_conversions.h"
+#include "reconnect_backoff.h"
 
 namespace ddprun {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kFirstBackoff{50};
-constexpr std::chrono::milliseconds kMaxBackoff{1'000};
 // How long the client tries quietly before it says that it cannot reach the server.
 constexpr std::chrono::seconds kPatienceBeforeWarning{5};
 // How long one wait for the channel to connect lasts before Close and the timeout are checked.
@@ -98,7 +97,7 @@ struct SessionClient::Impl {
   // Connects until the session ends: Close, a refusal, or reconnect_timeout without a server.
   void Run() {
     auto reachable_at = SteadyClock::now();
-    auto backoff = kFirstBackoff;
+    auto backoff = kFirstReconnectBackoff;
     std::string last_error;
     bool warned = false;  // that the server cannot be reached yet
     while (true) {
@@ -107,7 +106,7 @@ struct SessionClient::Impl {
       const auto now = SteadyClock::now();
       if (outcome == Outcome::kBroken) {
         reachable_at = now;
-        backoff = kFirstBackoff;
+        backoff = kFirstReconnectBackoff;
         warned = false;
         log->warn("lost the rendezvous server at {} ({}); reconnecting", options.address,
                   last_error);
@@ -131,7 +130,7 @@ struct SessionClient::Impl {
       if (closing) return;
       if (outcome == Outcome::kNotReady) continue;  // gRPC's channel backs off by itself
       if (cv.wait_for(lock, backoff, [this]() REQUIRES(mu) { return closing; })) return;
-      backoff = std::min(backoff * 2, kMaxBackoff);
+      backoff = NextReconnectBackoff(backoff);
     }
   }
 

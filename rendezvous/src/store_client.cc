@@ -13,6 +13,7 @@
 #include "ddprun/base/worker_environment_contract.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "grpc_status.h"
+#include "reconnect_backoff.h"
 
 namespace ddprun {
 
@@ -98,7 +99,7 @@ Status Call(v1::Rendezvous::Stub& stub,
             const StoreClientOptions& options, const Request& request, Response& response,
             const std::string& what, std::chrono::milliseconds timeout) {
   const auto give_up = std::chrono::steady_clock::now() + options.retry_timeout;
-  auto backoff = std::chrono::milliseconds(50);
+  auto backoff = kFirstReconnectBackoff;
   while (true) {
     auto context = MakeContext(options, timeout);
     grpc::Status status = (stub.*rpc)(context.get(), request, &response);
@@ -113,7 +114,7 @@ Status Call(v1::Rendezvous::Stub& stub,
       return Describe(status, what, options.address);
     }
     std::this_thread::sleep_for(backoff);  // the server may be restarting
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    backoff = NextReconnectBackoff(backoff);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "ddprun/base/logging.h"
 #include "ddprun/base/status.h"
+#include "ddprun/base/worker_environment_contract.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -57,10 +58,9 @@ BlasKernels Choose() {
   BlasKernels kernels;
   if (core_name == nullptr) return kernels;  // not OpenBLAS
   kernels.detected = kernels.in_use = core_name();
-  const char* tune = std::getenv("DDPRUN_BLAS_TUNE");
+  const auto tune = ddprun::worker_env::Lookup(ddprun::worker_env::kBlasTune);
   if (quit == nullptr || init == nullptr || std::getenv("OPENBLAS_CORETYPE") != nullptr ||
-      (tune != nullptr && std::strcmp(tune, "0") == 0) ||
-      !kPreAvxCores.contains(kernels.detected)) {
+      tune == "0" || !kPreAvxCores.contains(kernels.detected)) {
     return kernels;
   }
   const std::string best = BestCoreForThisCpu();

@@ -92,18 +92,21 @@ ddprun::Status WaitReadable(int fd, Deadline deadline, const std::string& what) 
   }
 }
 
-ddprun::Status SetNoDelay(int fd, const std::string& name) {
+// Sets TCP_NODELAY on a fresh connection to `name` and returns a second descriptor of it, for
+// the link object that says hello (it owns and closes its own). On failure `fd` is closed.
+ddprun::Result<int> PrepareConnection(int fd, const std::string& name) {
   const int on = 1;
   if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0) {
-    return ddprun::ErrnoError("setting TCP_NODELAY on the connection to " + name, errno);
+    const int error = errno;
+    ::close(fd);
+    return ddprun::ErrnoError("setting TCP_NODELAY on the connection to " + name, error);
   }
-  return ddprun::Status::Ok();
-}
-
-// A second descriptor of `fd`, for a link object that owns (and closes) its own.
-ddprun::Result<int> Dup(int fd, const std::string& name) {
   const int copy = ::dup(fd);
-  if (copy < 0) return ddprun::ErrnoError("dup of the connection to " + name, errno);
+  if (copy < 0) {
+    const int error = errno;
+    ::close(fd);
+    return ddprun::ErrnoError("dup of the connection to " + name, error);
+  }
   return copy;
 }
 
@@ -120,15 +123,8 @@ ddprun::Result<int> ConnectTo(const Endpoint& peer, int my_rank, const std::stri
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return ddprun::ErrnoError("socket", errno);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      if (auto s = SetNoDelay(fd, name); !s.ok()) {
-        ::close(fd);
-        return s;
-      }
-      auto copy = Dup(fd, name);
-      if (!copy.ok()) {
-        ::close(fd);
-        return copy.status();
-      }
+      auto copy = PrepareConnection(fd, name);
+      if (!copy.ok()) return copy.status();
       const int32_t hello = my_rank;
       TcpSendLink announce(copy.value(), name);
       if (auto s = announce.Send(&hello, sizeof(hello), deadline); !s.ok()) {
@@ -156,15 +152,8 @@ ddprun::Result<int> AcceptFrom(int listener, int expected_rank, const std::strin
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return ddprun::ErrnoError("accepting " + name, errno);
     }
-    if (auto s = SetNoDelay(fd, name); !s.ok()) {
-      ::close(fd);
-      return s;
-    }
-    auto copy = Dup(fd, name);
-    if (!copy.ok()) {
-      ::close(fd);
-      return copy.status();
-    }
+    auto copy = PrepareConnection(fd, name);
+    if (!copy.ok()) return copy.status();
     int32_t hello = -1;
     TcpRecvLink greeting(copy.value(), name);
     auto s = greeting.Receive(sizeof(hello), deadline, [&](const std::byte* data, size_t) {

@@ -12,9 +12,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/thread_annotations.h"
 
 namespace ddp::cpu {
 
@@ -119,6 +121,10 @@ ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
   }
 }
 
+// The segments this process created that still exist, by name (see ShmSegment).
+ddprun::Mutex created_mu;
+std::map<std::string, std::weak_ptr<ShmSegment>> created_segments GUARDED_BY(created_mu);
+
 }  // namespace
 
 ddprun::Result<std::shared_ptr<ShmSegment>> ShmSegment::Create(const std::string& name) {
@@ -140,10 +146,24 @@ ddprun::Result<std::shared_ptr<ShmSegment>> ShmSegment::Create(const std::string
   // Default-initialized: the atomics start at zero, the 4 MiB of data are left untouched (the
   // pages stay unallocated until used; ftruncate made them zero).
   auto* ring = new (memory) ShmRing;
-  return std::shared_ptr<ShmSegment>(new ShmSegment(name, ring, true));
+  std::shared_ptr<ShmSegment> segment(new ShmSegment(name, ring, true));
+  ddprun::MutexLock lock(created_mu);
+  std::erase_if(created_segments, [](const auto& entry) { return entry.second.expired(); });
+  created_segments[name] = segment;
+  return segment;
 }
 
 ddprun::Result<std::shared_ptr<ShmSegment>> ShmSegment::Open(const std::string& name) {
+  {
+    ddprun::MutexLock lock(created_mu);
+    auto it = created_segments.find(name);
+    if (it != created_segments.end()) {
+      if (auto own = it->second.lock()) {
+        Unlink(name, true);  // both ends have it now, as below
+        return own;
+      }
+    }
+  }
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return ddprun::ErrnoError("opening shared memory " + name, errno);
   void* memory = ::mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -21,11 +21,17 @@ namespace ddp::cpu {
 struct ShmRing;  // the shared header and data, see shm_link.cc
 
 // A mapped ring segment; unmapped (and, for its creator, unlinked) on destruction.
+//
+// Ranks that are threads of one process share one mapping of a segment: Open finds the one
+// Create made in this process. Besides saving a mapping, the two ends then synchronize on the
+// same addresses, which ThreadSanitizer can follow (it cannot see that two mappings of the same
+// pages are the same memory). Create and Open are thread-safe.
 class ShmSegment {
  public:
   // Creates a new segment named `name` ("/something", unique on the host).
   static ddprun::Result<std::shared_ptr<ShmSegment>> Create(const std::string& name);
-  // Opens the segment another rank created, and unlinks its name (both ends have it now).
+  // Opens the segment another rank created (this process's own mapping when it created it),
+  // and unlinks its name (both ends have it now).
   static ddprun::Result<std::shared_ptr<ShmSegment>> Open(const std::string& name);
   ~ShmSegment();
 
