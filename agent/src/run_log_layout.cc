@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "ddprun/base/files.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddprun {
 
@@ -26,7 +27,7 @@ std::string RunLogLayout::ErrorFile(int attempt, int local_rank) const {
 }
 
 Status RunLogLayout::PrepareWorkerDir(int attempt, int local_rank) const {
-  if (Status s = CreateDirectories(WorkerDir(attempt, local_rank)); !s.ok()) return s;
+  RETURN_IF_ERROR(CreateDirectories(WorkerDir(attempt, local_rank)));
   std::error_code ignored;
   std::filesystem::remove(ErrorFile(attempt, local_rank), ignored);
   return Status::Ok();

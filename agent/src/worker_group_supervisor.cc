@@ -15,6 +15,7 @@
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddprun {
 namespace {
@@ -203,7 +204,7 @@ struct WorkerGroupSupervisor::Impl {
   Status StartWorker(Worker& worker) {
     const int local_rank = worker.placement.local_rank;
     const RunLogLayout& layout = options.log_layout;
-    if (Status s = layout.PrepareWorkerDir(attempt, local_rank); !s.ok()) return s;
+    RETURN_IF_ERROR(layout.PrepareWorkerDir(attempt, local_rank));
     worker.error_file = layout.ErrorFile(attempt, local_rank);
     auto environment = options.environment(worker.placement, round, worker.error_file);
     auto spawned = SpawnWorker(options.worker_argv, ToEnvp(environment));

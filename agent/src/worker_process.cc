@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ddprun/base/status_macros.h"
+
 namespace ddprun {
 namespace {
 
@@ -92,7 +94,7 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
   Fd out_read, out_write, err_read, err_write, report_read, report_write;
   for (auto [read_end, write_end] :
        {std::pair{&out_read, &out_write}, {&err_read, &err_write}, {&report_read, &report_write}}) {
-    if (Status s = MakePipe(*read_end, *write_end); !s.ok()) return s;
+    RETURN_IF_ERROR(MakePipe(*read_end, *write_end));
   }
   // Everything the child needs is prepared before fork: it may not allocate.
   std::vector<char*> c_argv = CStrings(argv);

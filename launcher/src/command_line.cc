@@ -14,6 +14,7 @@
 #include "ddprun/base/files.h"
 #include "ddprun/base/hex.h"
 #include "ddprun/base/parsing.h"
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/version.h"
 #include "ddprun/launcher/program_resolution.h"
 #include "ddprun/launcher/rendezvous_options.h"
@@ -345,7 +346,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   auto nproc = ResolveNprocPerNode(raw.nproc_per_node);
   if (!nproc.ok()) return nproc.status();
   config.nproc_per_node = nproc.value();
-  if (Status s = ResolveNnodes(raw.nnodes, config); !s.ok()) return s;
+  RETURN_IF_ERROR(ResolveNnodes(raw.nnodes, config));
   config.standalone = raw.standalone;
   if (raw.standalone) config.min_nodes = config.max_nodes = 1;
   if (raw.max_restarts < 0) {
@@ -353,7 +354,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
                                 std::to_string(raw.max_restarts));
   }
   config.max_restarts = raw.max_restarts;
-  if (Status s = ResolveRendezvous(raw, config); !s.ok()) return s;
+  RETURN_IF_ERROR(ResolveRendezvous(raw, config));
   if (raw.monitor_interval < 0 || std::isnan(raw.monitor_interval)) {
     return InvalidArgumentError("--monitor_interval must be 0 or more");
   }
@@ -409,7 +410,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (raw.module && raw.run_path) {
     return InvalidArgumentError("-m/--module and --run_path cannot be used together");
   }
-  if (Status s = ResolveTorchrunCompatOptions(raw.compat, config); !s.ok()) return s;
+  RETURN_IF_ERROR(ResolveTorchrunCompatOptions(raw.compat, config));
   ProgramRequest request{program_args.front(),
                          {program_args.begin() + 1, program_args.end()},
                          raw.module,

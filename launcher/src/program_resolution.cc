@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "ddprun/base/status_macros.h"
+
 namespace ddprun {
 namespace {
 
@@ -34,7 +36,7 @@ Status CheckExecutableFile(const std::string& path, const std::string& shown_as)
 Result<std::string> FindExecutable(const std::string& name) {
   if (name.empty()) return InvalidArgumentError("empty program name");
   if (name.find('/') != std::string::npos) {
-    if (Status s = CheckExecutableFile(name, name); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckExecutableFile(name, name));
     return name;
   }
   const char* path_env = std::getenv("PATH");

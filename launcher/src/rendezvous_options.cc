@@ -3,6 +3,7 @@
 
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/security_files.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddprun {
 
@@ -48,7 +49,7 @@ Result<ClientSecurity> LoadClientSecurity(const std::string& token_file,
     security.token = std::move(token).value();
   }
   TlsFlags tls{tls_cert, tls_key, tls_ca, "", "", ""};
-  if (Status s = ReadTlsFiles(tls); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadTlsFiles(tls));
   if (!tls_cert.empty() && tls_ca.empty()) {
     return InvalidArgumentError(
         "--tls-cert needs --tls-ca (the CA that signed the server's certificate)");

@@ -1,6 +1,8 @@
 // JobRegistry; see job_registry.h.
 #include "ddprun/rendezvous/job_registry.h"
 
+#include "ddprun/base/status_macros.h"
+
 namespace ddprun {
 namespace {
 
@@ -54,7 +56,7 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
   MutexLock lock(mu_);
   JobRounds* job = Find(job_id);
   if (job == nullptr) {
-    if (Status s = ValidateRendezvousSettings(settings); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateRendezvousSettings(settings));
     job = jobs_.emplace(job_id, std::make_unique<JobRounds>(settings, now)).first->second.get();
   }
   const RendezvousSettings& own = job->settings();

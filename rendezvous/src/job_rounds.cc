@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ddprun/base/status_macros.h"
+
 namespace ddprun {
 namespace {
 
@@ -31,7 +33,7 @@ Status JobRounds::ValidateNode(const NodeDescription& node) const {
 }
 
 Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
-  if (Status s = ValidateNode(node); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateNode(node));
   Node& entry = nodes_[node.node_id];
   entry.description = node;
   entry.last_heartbeat = now;
@@ -55,7 +57,7 @@ Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
 
 Status JobRounds::Resume(const NodeDescription& node, const RunningRound& running,
                          RendezvousTime now) {
-  if (Status s = ValidateNode(node); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateNode(node));
   const bool still_running = state_ == State::kRunning && running.round == round_ &&
                              running.group_rank >= 0 &&
                              running.group_rank < static_cast<int>(members_.size());

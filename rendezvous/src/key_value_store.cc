@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/store_add.h"
 
 namespace ddprun {
@@ -59,7 +60,7 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
 }
 
 Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, std::string value) {
-  if (Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   std::vector<std::function<void()>> ready;
   Status status;
   {
@@ -79,7 +80,7 @@ Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::st
 
 Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string& key,
                                    int64_t delta) {
-  if (Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   std::vector<std::function<void()>> ready;
   int64_t sum = 0;
   {
@@ -88,7 +89,7 @@ Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string
     auto added = AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key);
     if (!added.ok()) return added.status();
     sum = added.value();
-    if (Status s = StoreLocked(scope, key, std::to_string(sum), ready); !s.ok()) return s;
+    RETURN_IF_ERROR(StoreLocked(scope, key, std::to_string(sum), ready));
   }
   RunAll(ready);
   return sum;
@@ -98,7 +99,7 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
                                                     const std::string& key,
                                                     const std::string& expected,
                                                     std::string desired) {
-  if (Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   std::vector<std::function<void()>> ready;
   CompareSetOutcome outcome;
   {
@@ -111,7 +112,7 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
     }
     outcome.value = desired;
     outcome.swapped = true;
-    if (Status s = StoreLocked(scope, key, std::move(desired), ready); !s.ok()) return s;
+    RETURN_IF_ERROR(StoreLocked(scope, key, std::move(desired), ready));
   }
   RunAll(ready);
   return outcome;
@@ -135,7 +136,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
                                 " keys; the limit is " + std::to_string(limits_.max_keys_per_wait));
   }
   for (const auto& key : keys) {
-    if (Status s = CheckKey(key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKey(key));
   }
   WaiterId id;
   {

@@ -13,6 +13,7 @@
 
 #include "ddprun/base/bound_socket.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/thread_annotations.h"
 #include "rendezvous_service.h"
 
@@ -121,7 +122,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
       return Status(listener.status().code(),
                     "the rendezvous server: " + listener.status().message());
     }
-    if (Status s = listener->Listen(); !s.ok()) return s;
+    RETURN_IF_ERROR(listener->Listen());
     self->port_ = listener->port();
     impl.listener.emplace(std::move(listener).value());
     impl.acceptor = std::thread([&impl] { impl.AcceptLoop(); });

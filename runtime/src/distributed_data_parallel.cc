@@ -1,6 +1,7 @@
 // DistributedDataParallel; see distributed_data_parallel.h.
 #include "ddp/distributed_data_parallel.h"
 
+#include "ddprun/base/status_macros.h"
 #include "ops/cuda/cuda_ops.h"
 
 namespace ddp {
@@ -84,7 +85,7 @@ ddprun::Result<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel
   auto parameters = module.parameters();
   auto device = ParameterDevice(parameters);
   if (!device.ok()) return device.status();
-  if (auto s = VerifyShapes(communicator, device.value(), parameters); !s.ok()) return s;
+  RETURN_IF_ERROR(VerifyShapes(communicator, device.value(), parameters));
   // Every replica starts from rank 0's parameters.
   for (auto* p : parameters) {
     if (auto s = communicator.Broadcast(ViewOn(device.value(), p->value(), p->size()), 0);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "ddprun/base/status_macros.h"
 #include "ops/ops.h"
 
 namespace ddp {
@@ -62,7 +63,7 @@ class Sgd final : public Optimizer {
     return state;
   }
   ddprun::Status LoadState(const std::vector<std::vector<float>>& state) override {
-    if (auto s = CheckShapes(parameters_, state, 1); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckShapes(parameters_, state, 1));
     for (size_t k = 0; k < parameters_.size(); ++k) Restore(momentum_[k], state[k]);
     steps_ = static_cast<int64_t>(state.back().empty() ? 0 : state.back()[0]);
     return ddprun::Status::Ok();
@@ -111,7 +112,7 @@ class Adam final : public Optimizer {
     return state;
   }
   ddprun::Status LoadState(const std::vector<std::vector<float>>& state) override {
-    if (auto s = CheckShapes(parameters_, state, 2); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckShapes(parameters_, state, 2));
     for (size_t k = 0; k < parameters_.size(); ++k) {
       Restore(exp_avg_[k], state[2 * k]);
       Restore(exp_avg_sq_[k], state[2 * k + 1]);

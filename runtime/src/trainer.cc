@@ -29,7 +29,7 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
       header[2] = loaded->state.sampler_position;
     }
   }
-  if (auto s = comm.Broadcast(CpuTensor(header, 3), 0); !s.ok()) return s;
+  RETURN_IF_ERROR(comm.Broadcast(CpuTensor(header, 3), 0));
   if (header[0] < 0) return int64_t{-1};
   auto parameters = model.parameters();
   auto state = optimizer.SaveState();  // the right shapes, filled on rank 0 from the file
@@ -48,7 +48,7 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
     }
     values = loaded->state.model;
     state = loaded->state.optimizer;
-    if (auto s = optimizer.LoadState(state); !s.ok()) return s;
+    RETURN_IF_ERROR(optimizer.LoadState(state));
     std::fprintf(stderr, "ddp: resuming from %s (step %lld)\n", loaded->path.c_str(),
                  static_cast<long long>(header[0]));
   }
@@ -59,10 +59,10 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
     parameters[i]->SetValueFromHost(values[i].data());
   }
   for (auto& buffer : state) {
-    if (auto s = comm.Broadcast(CpuTensor(buffer.data(), buffer.size()), 0); !s.ok()) return s;
+    RETURN_IF_ERROR(comm.Broadcast(CpuTensor(buffer.data(), buffer.size()), 0));
   }
   if (comm.rank() != 0) {
-    if (auto s = optimizer.LoadState(state); !s.ok()) return s;
+    RETURN_IF_ERROR(optimizer.LoadState(state));
   }
   position.step = header[0];
   position.epoch = header[1];
@@ -145,7 +145,7 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
         auto state = epoch_done
                          ? Snapshot(model, *optimizer, epoch + 1, step, 0)
                          : Snapshot(model, *optimizer, epoch, step, static_cast<int64_t>(at));
-        if (auto s = checkpoints->Save(state); !s.ok()) return s;
+        RETURN_IF_ERROR(checkpoints->Save(state));
       }
       if (logs && options.log_every > 0 && (step % options.log_every == 0 || step == total_steps)) {
         const double seconds =

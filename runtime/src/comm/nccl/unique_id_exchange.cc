@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "ddprun/base/status_macros.h"
+
 namespace ddp::nccl {
 
 ddprun::Result<ncclUniqueId> ExchangeUniqueId(Store& store, int rank,
@@ -15,7 +17,7 @@ ddprun::Result<ncclUniqueId> ExchangeUniqueId(Store& store, int rank,
                                    ncclGetErrorString(result));
     }
     const std::string bytes(reinterpret_cast<const char*>(&id), sizeof(id));
-    if (auto s = store.Set(kUniqueIdKey, bytes); !s.ok()) return s;
+    RETURN_IF_ERROR(store.Set(kUniqueIdKey, bytes));
     return id;
   }
   if (auto s = store.Wait({kUniqueIdKey}, timeout); !s.ok()) {

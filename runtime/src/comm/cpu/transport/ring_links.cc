@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "ddprun/base/bound_socket.h"
+#include "ddprun/base/status_macros.h"
 #include "transport/shm_link.h"
 #include "transport/tcp_link.h"
 
@@ -146,7 +147,7 @@ ddprun::Result<int> ConnectTo(const Endpoint& peer, int my_rank, const std::stri
 ddprun::Result<int> AcceptFrom(int listener, int expected_rank, const std::string& name,
                                Deadline deadline) {
   while (true) {
-    if (auto s = WaitReadable(listener, deadline, name); !s.ok()) return s;
+    RETURN_IF_ERROR(WaitReadable(listener, deadline, name));
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -179,7 +180,7 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
     return ddprun::UnavailableError("the CPU backend cannot listen on " + options.host + ": " +
                                     listener.status().message() + " (set DDPRUN_NODE_ADDR?)");
   }
-  if (auto s = listener->Listen(); !s.ok()) return s;
+  RETURN_IF_ERROR(listener->Listen());
 
   Endpoint me{options.host, listener->port(), HostIdentity(), ::getpid(), "-"};
   std::shared_ptr<ShmSegment> incoming;
@@ -192,7 +193,7 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
     }
   }
   auto key = [&](int rank) { return options.key_prefix + "/" + std::to_string(rank); };
-  if (auto s = store.Set(key(options.rank), Serialize(me)); !s.ok()) return s;
+  RETURN_IF_ERROR(store.Set(key(options.rank), Serialize(me)));
 
   const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
@@ -229,7 +230,7 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
   }
   if (UsesShm(me, prev_end)) {
     auto from_prev = std::make_unique<ShmRecvLink>(incoming, prev_end.pid, prev_name);
-    if (auto s = from_prev->AwaitSender(deadline); !s.ok()) return s;
+    RETURN_IF_ERROR(from_prev->AwaitSender(deadline));
     links.from_prev = std::move(from_prev);
     links.prev_is_shm = true;
   } else {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/thread_annotations.h"
 
 namespace ddp::cpu {
@@ -108,7 +109,7 @@ ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
     if (ring.closed.load(std::memory_order_acquire)) {
       return ddprun::UnavailableError("the shared-memory link to " + peer + " was closed");
     }
-    if (auto s = peer_alive.Check(); !s.ok()) return s;
+    RETURN_IF_ERROR(peer_alive.Check());
     if (std::chrono::steady_clock::now() >= deadline) {
       return ddprun::DeadlineExceededError("timed out waiting for " + peer);
     }

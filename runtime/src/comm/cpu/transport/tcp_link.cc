@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddp::cpu {
 namespace {
@@ -76,7 +77,7 @@ TcpRecvLink::TcpRecvLink(int fd, std::string peer)
 ddprun::Status TcpRecvLink::Receive(size_t bytes, Deadline deadline, const Consumer& consume) {
   for (size_t left = bytes; left > 0;) {
     const size_t piece = std::min(left, scratch_.size());
-    if (auto s = connection_.Read(scratch_.data(), piece, deadline); !s.ok()) return s;
+    RETURN_IF_ERROR(connection_.Read(scratch_.data(), piece, deadline));
     consume(scratch_.data(), piece);
     left -= piece;
   }
