@@ -17,9 +17,11 @@ void GroupStop::Begin(int signal_number, AliveWorkers alive, Abandon abandon) {
   SignalAlive(signal_number);
   timer_.expires_after(shutdown_timeout_);
   timer_.async_wait([this, abandon = std::move(abandon)](const boost::system::error_code& error) {
-    if (error || alive_().empty()) return;
-    GetLogger("agent")->warn("{} worker(s) still running {} ms after {}; sending SIGKILL",
-                             alive_().size(), shutdown_timeout_.count(), SignalName(signal_sent_));
+    if (error) return;
+    const size_t running = alive_().size();
+    if (running == 0) return;
+    GetLogger("agent")->warn("{} worker(s) still running {} ms after {}; sending SIGKILL", running,
+                             shutdown_timeout_.count(), SignalName(signal_sent_));
     SignalAlive(SIGKILL);
     timer_.expires_after(kill_timeout_);
     timer_.async_wait([this, abandon](const boost::system::error_code& kill_error) {

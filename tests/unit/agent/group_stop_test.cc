@@ -58,12 +58,12 @@ struct Children {
 };
 
 // Runs `io` until `done` or 20 s pass, checking every 10 ms (the test's own loop, not the
-// object under test's).
+// object under test's); then stops it, whatever deadlines are still armed.
 void RunUntil(boost::asio::io_context& io, const std::function<bool()>& done) {
   boost::asio::steady_timer tick(io);
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   std::function<void()> check = [&] {
-    if (done() || std::chrono::steady_clock::now() > deadline) return;
+    if (done() || std::chrono::steady_clock::now() > deadline) return io.stop();
     tick.expires_after(10ms);
     tick.async_wait([&](const boost::system::error_code&) { check(); });
   };

@@ -4,6 +4,8 @@
 // output is never dropped. Runs on the supervisor's io_context; not thread-safe.
 #pragma once
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <map>
 #include <memory>
@@ -45,8 +47,8 @@ struct OutputRoutingOptions {
   PerRankStreams redirects;                         // to the log files only
   PerRankStreams tee;                               // to the log files and the console
   std::optional<std::set<int>> local_ranks_filter;  // console output of these local ranks only
-  int console_stdout = 1;  // where the console is (the agent's own stdout and stderr)
-  int console_stderr = 2;
+  int console_stdout = STDOUT_FILENO;  // where the console is (the agent's own stdout and stderr)
+  int console_stderr = STDERR_FILENO;
 };
 
 // The pumps of one worker's two streams.
