@@ -32,16 +32,44 @@ struct RingPass {
     return ((first_sent - 1 - i) % n + n) % n;
   }
 
-  void PostBlock(int block) const {
+  // The ticket of the last post of each segment of each block: a segment that is overwritten
+  // (all-reduce's copy steps overwrite blocks they sent while reducing) waits for it first.
+  struct SentSegments {
+    std::vector<size_t> first_of_block;  // the index of each block's first segment
+    std::vector<SendQueue::Ticket> tickets;
+
+    SendQueue::Ticket& Of(int block, size_t at) {
+      return tickets[first_of_block[block] + at / kSegmentBytes];
+    }
+  };
+
+  SentSegments NoSegmentSent() const {
+    SentSegments sent;
+    sent.first_of_block.resize(offsets.size(), 0);
+    for (size_t b = 0; b + 1 < offsets.size(); ++b) {
+      const size_t bytes = BlockBytes(static_cast<int>(b));
+      sent.first_of_block[b + 1] =
+          sent.first_of_block[b] + (bytes + kSegmentBytes - 1) / kSegmentBytes;
+    }
+    sent.tickets.assign(sent.first_of_block.back(), 0);
+    return sent;
+  }
+
+  void PostSegment(SentSegments& sent, int block, size_t at, size_t bytes) const {
+    sent.Of(block, at) = ring.to_next->Post(BlockData(block) + at, bytes, ring.deadline);
+  }
+
+  void PostBlock(SentSegments& sent, int block) const {
     const size_t bytes = BlockBytes(block);
     for (size_t at = 0; at < bytes; at += kSegmentBytes) {
-      ring.to_next->Post(BlockData(block) + at, std::min(kSegmentBytes, bytes - at), ring.deadline);
+      PostSegment(sent, block, at, std::min(kSegmentBytes, bytes - at));
     }
   }
 
   ddprun::Status Run() const {
     if (ring.world_size == 1) return ddprun::Status::Ok();
-    PostBlock(first_sent);
+    SentSegments sent = NoSegmentSent();
+    PostBlock(sent, first_sent);
     const int steps = reduce_steps + copy_steps;
     for (int i = 0; i < steps; ++i) {
       const int block = Block(i);
@@ -53,6 +81,7 @@ struct RingPass {
       for (size_t at = 0; at < bytes; at += kSegmentBytes) {
         const size_t segment = std::min(kSegmentBytes, bytes - at);
         std::byte* target = data + at;
+        if (!reducing) ring.to_next->WaitSent(sent.Of(block, at));  // it may be one we sent
         auto consume = [&](const std::byte* piece, size_t piece_bytes) {
           if (reducing) {
             ReduceInto(type, op, target, piece, piece_bytes / element());
@@ -68,7 +97,7 @@ struct RingPass {
         if (finishing && op == ReduceOp::kAvg) {
           DivideInPlace(type, data + at, segment / element(), ring.world_size);
         }
-        if (forwarding) ring.to_next->Post(data + at, segment, ring.deadline);
+        if (forwarding) PostSegment(sent, block, at, segment);
       }
     }
     return ring.to_next->Flush();

@@ -16,13 +16,21 @@ SendQueue::~SendQueue() {
   thread_.join();
 }
 
-void SendQueue::Post(const void* data, size_t bytes, Deadline deadline) {
-  if (bytes == 0) return;
+SendQueue::Ticket SendQueue::Post(const void* data, size_t bytes, Deadline deadline) {
+  if (bytes == 0) return 0;
+  Ticket ticket;
   {
     ddprun::MutexLock lock(mu_);
     pieces_.push_back({data, bytes, deadline});
+    ticket = ++posted_;
   }
   cv_.notify_all();
+  return ticket;
+}
+
+void SendQueue::WaitSent(Ticket ticket) {
+  ddprun::MutexLock lock(mu_);
+  cv_.wait(lock, [&]() REQUIRES(mu_) { return finished_ >= ticket || stopping_; });
 }
 
 ddprun::Status SendQueue::Flush() {
@@ -35,6 +43,7 @@ void SendQueue::Abort(const ddprun::Status& why) {
   link_.Close();  // a send in progress stops at its next step
   ddprun::MutexLock lock(mu_);
   if (error_.ok()) error_ = why;
+  finished_ += pieces_.size();
   pieces_.clear();
   cv_.notify_all();
   cv_.wait(lock, [this]() REQUIRES(mu_) { return !sending_ || stopping_; });
@@ -48,6 +57,7 @@ void SendQueue::Run() {
     const Piece piece = pieces_.front();
     pieces_.pop_front();
     if (!error_.ok()) {  // after a failure, pieces are dropped
+      ++finished_;
       cv_.notify_all();
       continue;
     }
@@ -56,6 +66,7 @@ void SendQueue::Run() {
     ddprun::Status sent = link_.Send(piece.data, piece.bytes, piece.deadline);
     lock.lock();
     sending_ = false;
+    ++finished_;
     if (!sent.ok() && error_.ok()) {
       error_ = sent;
       lock.unlock();
