@@ -20,8 +20,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
 # the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
 # to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
-# the .deb; clang for its thread-safety analysis of the locks.
-TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang)
+# the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer.
+TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -93,20 +93,16 @@ run_tests() {
   return $status
 }
 
-# Clang's thread-safety analysis of every annotated lock, as errors: the libraries and binaries
-# are compiled, nothing is run (the GCC build ran them), so unoptimized (Debug compiles faster).
-# nvcc keeps GCC as its host compiler.
-clang_thread_safety_build() {
-  CC=clang CXX=clang++ TARGETS="ddprun ddprund ddprun_runtime" build "$BUILD_DIR-clang" \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CUDA_HOST_COMPILER=g++ -DBUILD_TESTING=OFF
-}
-
+# One clang build for two checks. Clang's thread-safety analysis of every annotated lock, as
+# errors (-Wthread-safety with -Werror), over the binaries, the libraries and the tests. And
 # ThreadSanitizer over the tests that run no gRPC or protobuf code (Debian builds those without
 # TSan, and protobuf's classes change layout under it): the unit tests but those of
-# unit_protobuf_tests, and the runtime's ranks as threads over real links.
-tsan_build() {
-  TARGETS="unit_tests runtime_thread_tests" build "$BUILD_DIR-tsan" -DCMAKE_BUILD_TYPE=Debug \
-    -DDDPRUN_SANITIZER=thread -DDDPRUN_WITH_CUDA=OFF
+# unit_protobuf_tests, and the runtime's ranks as threads over real links. Unoptimized (Debug
+# compiles faster); nvcc keeps GCC as its host compiler, and the kernels are not instrumented.
+clang_tsan_build() {
+  CC=clang CXX=clang++ TARGETS="ddprun ddprund unit_tests runtime_thread_tests" \
+    build "$BUILD_DIR-clang-tsan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CUDA_HOST_COMPILER=g++ \
+    -DDDPRUN_SANITIZER=thread
 }
 tsan_tests() {
   # OpenBLAS runs single-threaded: its own threads synchronize in ways TSan cannot see. The
@@ -114,7 +110,7 @@ tsan_tests() {
   # takes longer than its limit under TSan, and the other collectives tests run the same ring
   # and links there.
   OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    run_tests "$BUILD_DIR-tsan" --tests-regex "^(unit|integration):" \
+    run_tests "$BUILD_DIR-clang-tsan" --tests-regex "^(unit|integration):" \
     --exclude-regex "every collective, type and op"
 }
 
@@ -137,8 +133,7 @@ case "${1:-}" in
     stage "install the test packages" deps "${TEST_PACKAGES[@]}"
     stage "build" build "$BUILD_DIR"
     stage "tests" run_tests "$BUILD_DIR"
-    stage "clang build with -Wthread-safety -Werror" clang_thread_safety_build
-    stage "build under ThreadSanitizer" tsan_build
+    stage "clang build with -Wthread-safety -Werror, under ThreadSanitizer" clang_tsan_build
     stage "tests under ThreadSanitizer" tsan_tests
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
       # Debug (-O0) compiles about twice as fast as -O2 and the suite is short either way.

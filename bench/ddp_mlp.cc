@@ -11,6 +11,7 @@
 
 #include "ddp/distributed_data_parallel.h"
 #include "ddp/process_group.h"
+#include "ddprun/base/status_macros.h"
 
 namespace {
 
@@ -70,23 +71,32 @@ int main() {
   ddp::nn::Matrix x(batch, in), y(batch, 1);
   for (float& v : x.data) v = ddp::nn::Uniform(data, -1.7f, 1.7f);
   for (float& v : y.data) v = ddp::nn::Uniform(data, -1.7f, 1.7f);
-  x = x.To(device);
-  y = y.To(device);
+  auto moved_x = x.To(device);
+  auto moved_y = y.To(device);
+  if (!moved_x.ok() || !moved_y.ok()) {
+    std::fprintf(stderr, "ddp-mlp-bench: %s\n",
+                 (moved_x.ok() ? moved_y.status() : moved_x.status()).message().c_str());
+    return 1;
+  }
+  x = std::move(moved_x).value();
+  y = std::move(moved_y).value();
   // Waits for every step queued on the GPU (a read on the default stream); nothing on the CPU.
   auto finish_queued_work = [&] { (void)model.parameters().back()->ValueOnHost(); };
   size_t parameters = 0;
   for (auto* p : model.parameters()) parameters += p->size();
+  // One step of SGD; the first error of any part.
+  auto try_step = [&]() -> ddprun::Status {
+    RETURN_IF_ERROR(sgd->ZeroGrad());
+    ASSIGN_OR_RETURN(const ddp::nn::Matrix prediction, ddp.value()->Forward(x));
+    ASSIGN_OR_RETURN(const ddp::nn::Loss loss, ddp::nn::MseLoss(prediction, y));
+    RETURN_IF_ERROR(ddp.value()->Backward(loss.grad));
+    return sgd->Step();
+  };
   auto step = [&] {
-    sgd->ZeroGrad();
-    auto prediction = ddp.value()->Forward(x);
-    auto loss = prediction.ok() ? ddp::nn::MseLoss(prediction.value(), y)
-                                : ddprun::Result<ddp::nn::Loss>(prediction.status());
-    ddprun::Status backward = loss.ok() ? ddp.value()->Backward(loss->grad) : loss.status();
-    if (!backward.ok()) {
-      std::fprintf(stderr, "ddp-mlp-bench: %s\n", backward.message().c_str());
+    if (ddprun::Status stepped = try_step(); !stepped.ok()) {
+      std::fprintf(stderr, "ddp-mlp-bench: %s\n", stepped.message().c_str());
       std::exit(1);
     }
-    sgd->Step();
   };
   for (int i = 0; i < 5; ++i) step();
   finish_queued_work();

@@ -43,6 +43,8 @@ if(DDPRUN_SANITIZER)
   if(DDPRUN_SANITIZER STREQUAL "thread" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     list(APPEND _ddprun_sanitize_flags -Wno-tsan)
   endif()
-  add_compile_options(${_ddprun_sanitize_flags})
+  # C and C++ only: nvcc takes no sanitizer flags, and the CUDA kernels' host stubs it compiles
+  # stay uninstrumented, as the CUDA libraries are.
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${_ddprun_sanitize_flags}>")
   add_link_options(-fsanitize=${DDPRUN_SANITIZER})
 endif()

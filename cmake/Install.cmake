@@ -18,10 +18,12 @@ install(TARGETS ddprun_runtime_shared EXPORT ddprunTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ddp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The base headers the runtime's public headers include; nothing of the rendezvous.
+# The base headers the runtime's public headers include, and the error macros for its users;
+# nothing of the rendezvous.
 install(FILES
   ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/client_security.h
   ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/status.h
+  ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/status_macros.h
   ${PROJECT_SOURCE_DIR}/base/include/ddprun/base/thread_annotations.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ddprun/base)
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ddp/trainer.h"
+#include "ddprun/base/status_macros.h"
 
 namespace {
 
@@ -36,9 +37,7 @@ ddprun::Result<double> Accuracy(ddp::nn::Module& model, size_t first, size_t cou
   ddp::nn::Matrix x(count, kFeatures);
   std::vector<int64_t> labels(count);
   for (size_t r = 0; r < count; ++r) Sample(first + r, &x.data[r * kFeatures], &labels[r]);
-  auto forward = model.Forward(x);
-  if (!forward.ok()) return forward.status();
-  const ddp::nn::Matrix& logits = forward.value();
+  ASSIGN_OR_RETURN(const ddp::nn::Matrix logits, model.Forward(x));
   size_t right = 0;
   for (size_t r = 0; r < count; ++r) {
     size_t best = 0;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "ddp/trainer.h"
+#include "ddprun/base/status_macros.h"
 
 namespace {
 
@@ -47,11 +48,11 @@ ddprun::Result<float> Evaluate(ddp::nn::Module& model, size_t first, size_t coun
   ddp::nn::Matrix x(count, kFeatures), y(count, 1);
   for (size_t r = 0; r < count; ++r) Sample(first + r, &x.data[r * kFeatures], &y.data[r]);
   const ddp::Device device = model.parameters().front()->device();
-  auto prediction = model.Forward(x.To(device));
-  if (!prediction.ok()) return prediction.status();
-  auto loss = ddp::nn::MseLoss(prediction.value(), y.To(device));
-  if (!loss.ok()) return loss.status();
-  return loss->value;
+  ASSIGN_OR_RETURN(const ddp::nn::Matrix x_there, x.To(device));
+  ASSIGN_OR_RETURN(const ddp::nn::Matrix y_there, y.To(device));
+  ASSIGN_OR_RETURN(const ddp::nn::Matrix prediction, model.Forward(x_there));
+  ASSIGN_OR_RETURN(const ddp::nn::Loss loss, ddp::nn::MseLoss(prediction, y_there));
+  return loss.value;
 }
 
 uint64_t Fingerprint(ddp::nn::Module& model) {

@@ -207,13 +207,12 @@ struct WorkerGroupSupervisor::Impl {
     RETURN_IF_ERROR(layout.PrepareWorkerDir(attempt, local_rank));
     worker.error_file = layout.ErrorFile(attempt, local_rank);
     auto environment = options.environment(worker.placement, round, worker.error_file);
-    auto spawned = SpawnWorker(options.worker_argv, ToEnvp(environment));
-    if (!spawned.ok()) return spawned.status();
-    worker.pid = spawned->pid;
+    ASSIGN_OR_RETURN(auto spawned, SpawnWorker(options.worker_argv, ToEnvp(environment)));
+    worker.pid = spawned.pid;
     worker.alive = true;
-    worker.output = output_router.Route(
-        local_rank, worker.placement.global_rank, spawned->stdout_fd, spawned->stderr_fd,
-        layout.StdoutLog(attempt, local_rank), layout.StderrLog(attempt, local_rank));
+    worker.output = output_router.Route(local_rank, worker.placement.global_rank, spawned.stdout_fd,
+                                        spawned.stderr_fd, layout.StdoutLog(attempt, local_rank),
+                                        layout.StderrLog(attempt, local_rank));
     return Status::Ok();
   }
 

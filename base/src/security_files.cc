@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/worker_environment_contract.h"
 
 namespace ddprun {
@@ -30,9 +31,7 @@ Result<std::string> ReadSmallFile(const std::string& what, const std::string& pa
 }  // namespace
 
 Result<std::string> ReadTokenFile(const std::string& path) {
-  auto content = ReadSmallFile("--token-file", path);
-  if (!content.ok()) return content.status();
-  const std::string& text = content.value();
+  ASSIGN_OR_RETURN(const std::string text, ReadSmallFile("--token-file", path));
   const auto first = text.find_first_not_of(" \t\r\n");
   const auto last = text.find_last_not_of(" \t\r\n");
   if (first == std::string::npos) {
@@ -46,9 +45,8 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 }
 
 Result<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  auto content = ReadSmallFile(flag, path);
-  if (!content.ok()) return content.status();
-  if (content->find("-----BEGIN ") == std::string::npos) {
+  ASSIGN_OR_RETURN(std::string content, ReadSmallFile(flag, path));
+  if (content.find("-----BEGIN ") == std::string::npos) {
     return InvalidArgumentError(flag + " " + path + " is not a PEM file (no -----BEGIN line)");
   }
   return content;
@@ -64,9 +62,7 @@ Status ReadTlsFiles(TlsFlags& flags) {
       {"--tls-ca", {&flags.ca_file, &flags.ca_pem}}};
   for (const auto& [flag, file] : files) {
     if (file.first->empty()) continue;
-    auto pem = ReadPemFile(flag, *file.first);
-    if (!pem.ok()) return pem.status();
-    *file.second = std::move(pem).value();
+    ASSIGN_OR_RETURN(*file.second, ReadPemFile(flag, *file.first));
   }
   return Status::Ok();
 }
@@ -79,9 +75,7 @@ Status ReadWorkerTlsFiles(const std::string& ca_file, const std::string& cert_fi
       {worker_env::kTlsKey, key_file, security.tls_key_pem}};
   for (const auto& [variable, path, pem] : files) {
     if (path.empty()) continue;
-    auto text = ReadPemFile(variable.name, path);
-    if (!text.ok()) return text.status();
-    pem = std::move(text).value();
+    ASSIGN_OR_RETURN(pem, ReadPemFile(variable.name, path));
   }
   return Status::Ok();
 }

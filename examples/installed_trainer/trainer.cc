@@ -11,6 +11,7 @@
 #include "ddp/nn.h"
 #include "ddp/optimizer.h"
 #include "ddp/process_group.h"
+#include "ddprun/base/status_macros.h"
 
 int main() {
   auto group = ddp::ProcessGroup::FromEnv();
@@ -32,6 +33,16 @@ int main() {
     return 1;
   }
   auto sgd = ddp::MakeSgd(ddp.value()->optimizer_parameters(), {0.1});
+  // One step of SGD on (x, y): the loss, or the first error of any part.
+  auto train_step = [&](const ddp::nn::Matrix& x,
+                        const ddp::nn::Matrix& y) -> ddprun::Result<float> {
+    RETURN_IF_ERROR(sgd->ZeroGrad());
+    ASSIGN_OR_RETURN(const ddp::nn::Matrix prediction, ddp.value()->Forward(x));
+    ASSIGN_OR_RETURN(const ddp::nn::Loss loss, ddp::nn::MseLoss(prediction, y));
+    RETURN_IF_ERROR(ddp.value()->Backward(loss.grad));
+    RETURN_IF_ERROR(sgd->Step());
+    return loss.value;
+  };
   auto sampler = ddp::DistributedSampler::Create(
       {256, group.value()->world_size(), group.value()->rank(), true, 0, false});
   if (!sampler.ok()) return 1;
@@ -44,18 +55,13 @@ int main() {
       x.data[i] = static_cast<float>(indices[i]) / 128.0f - 1.0f;
       y.data[i] = 3.0f * x.data[i] - 1.0f;
     }
-    sgd->ZeroGrad();
-    auto prediction = ddp.value()->Forward(x);
-    auto loss = prediction.ok() ? ddp::nn::MseLoss(prediction.value(), y)
-                                : ddprun::Result<ddp::nn::Loss>(prediction.status());
-    ddprun::Status backward = loss.ok() ? ddp.value()->Backward(loss->grad) : loss.status();
-    if (!backward.ok()) {
-      std::fprintf(stderr, "trainer: %s\n", backward.message().c_str());
+    auto loss = train_step(x, y);
+    if (!loss.ok()) {
+      std::fprintf(stderr, "trainer: %s\n", loss.status().message().c_str());
       return 1;
     }
-    sgd->Step();
-    if (first < 0) first = loss->value;
-    last = loss->value;
+    if (first < 0) first = loss.value();
+    last = loss.value();
   }
   if (group.value()->rank() == 0) {
     std::printf("trained world=%d loss=%.6f (from %.6f)\n", group.value()->world_size(), last,

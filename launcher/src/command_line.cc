@@ -292,9 +292,7 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
                                 ": ddprun has its own rendezvous server; use c10d (or leave the "
                                 "flag out) with --rdzv_endpoint=HOST:PORT");
   }
-  auto settings = ParseRendezvousConf(raw.rdzv_conf);
-  if (!settings.ok()) return settings.status();
-  config.rdzv_settings = settings.value();
+  ASSIGN_OR_RETURN(config.rdzv_settings, ParseRendezvousConf(raw.rdzv_conf));
   config.rdzv_settings.min_nodes = config.min_nodes;
   config.rdzv_settings.max_nodes = config.max_nodes;
   config.rdzv_settings.max_restarts = config.max_restarts;
@@ -305,13 +303,11 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
                                 " needs --rdzv_endpoint=HOST:PORT (the same on every node) and "
                                 "--rdzv_id=JOB");
   }
-  auto endpoint = ParseEndpoint(raw.rdzv_endpoint, kDefaultRendezvousPort);
-  if (!endpoint.ok()) return endpoint.status();
-  config.rdzv_host = endpoint->host;
-  config.rdzv_port = endpoint->port;
-  auto security = LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca);
-  if (!security.ok()) return security.status();
-  config.security = std::move(security).value();
+  ASSIGN_OR_RETURN(auto endpoint, ParseEndpoint(raw.rdzv_endpoint, kDefaultRendezvousPort));
+  config.rdzv_host = endpoint.host;
+  config.rdzv_port = endpoint.port;
+  ASSIGN_OR_RETURN(config.security,
+                   LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca));
   config.tls_ca_file = AbsolutePath(raw.tls_ca);
   config.tls_cert_file = AbsolutePath(raw.tls_cert);
   config.tls_key_file = AbsolutePath(raw.tls_key);
@@ -343,9 +339,7 @@ size_t FindProgram(CLI::App& app, const std::vector<std::string>& args, bool& sa
 
 Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::string>& program_args) {
   LaunchConfig config;
-  auto nproc = ResolveNprocPerNode(raw.nproc_per_node);
-  if (!nproc.ok()) return nproc.status();
-  config.nproc_per_node = nproc.value();
+  ASSIGN_OR_RETURN(config.nproc_per_node, ResolveNprocPerNode(raw.nproc_per_node));
   RETURN_IF_ERROR(ResolveNnodes(raw.nnodes, config));
   config.standalone = raw.standalone;
   if (raw.standalone) config.min_nodes = config.max_nodes = 1;
@@ -379,16 +373,11 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (raw.role.empty()) return InvalidArgumentError("--role must not be empty");
   config.role = raw.role;
 
-  auto redirects = ParsePerRankStreams("--redirects", raw.redirects);
-  if (!redirects.ok()) return redirects.status();
-  config.redirects = redirects.value();
-  auto tee = ParsePerRankStreams("--tee", raw.tee);
-  if (!tee.ok()) return tee.status();
-  config.tee = tee.value();
+  ASSIGN_OR_RETURN(config.redirects, ParsePerRankStreams("--redirects", raw.redirects));
+  ASSIGN_OR_RETURN(config.tee, ParsePerRankStreams("--tee", raw.tee));
   if (!raw.local_ranks_filter.empty()) {
-    auto filter = ParseRankList(raw.local_ranks_filter, config.nproc_per_node);
-    if (!filter.ok()) return filter.status();
-    config.local_ranks_filter = filter.value();
+    ASSIGN_OR_RETURN(config.local_ranks_filter,
+                     ParseRankList(raw.local_ranks_filter, config.nproc_per_node));
   }
 
   if (!raw.run_id.empty()) {
@@ -416,9 +405,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
                          raw.module,
                          raw.no_python && !raw.run_path,
                          raw.run_path};
-  auto argv = ResolveWorkerCommand(request);
-  if (!argv.ok()) return argv.status();
-  config.worker_argv = std::move(argv).value();
+  ASSIGN_OR_RETURN(config.worker_argv, ResolveWorkerCommand(request));
 
   if (!raw.log_dir.empty()) {
     if (Status s = CreateDirectories(raw.log_dir); !s.ok()) {

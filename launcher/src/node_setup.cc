@@ -9,6 +9,7 @@
 #include "ddprun/agent/rendezvous_coordinator.h"
 #include "ddprun/base/hex.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 #include "node_address.h"
 #include "rendezvous_node.h"
 
@@ -28,17 +29,15 @@ Result<std::string> NewToken() {
 
 Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_context& io,
                                   JobEnvironment& job) {
-  auto token = NewToken();
-  if (!token.ok()) return token.status();
+  ASSIGN_OR_RETURN(const std::string token, NewToken());
   RendezvousServerOptions server_options;
   server_options.bind_host = "127.0.0.1";
-  server_options.token = token.value();
+  server_options.token = token;
   server_options.start_on_first_connection = true;
-  auto server = RendezvousServer::Start(server_options);
-  if (!server.ok()) return server.status();
+  ASSIGN_OR_RETURN(auto server, RendezvousServer::Start(server_options));
 
   NodeSetup setup;
-  setup.server = std::move(server).value();
+  setup.server = std::move(server);
   // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host is
   // given it, while rank 0's own listener (PyTorch's TCPStore, which also sets SO_REUSEADDR) can
   // still bind it. No "find a free port, close it, hope" race.
@@ -53,7 +52,7 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
     setup.reserved_port.emplace(std::move(reservation).value());
   }
   job.store_address = setup.server->address();
-  job.store_token = token.value();
+  job.store_token = token;
   setup.host = HostName();
   const int nodes = config.max_nodes;
   NodeAssignment first_round{0,
@@ -73,26 +72,25 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
 
 Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_context& io,
                                  JobEnvironment& job) {
-  auto node = PrepareRendezvousNode(config);
-  if (!node.ok()) return node.status();
+  ASSIGN_OR_RETURN(auto node, PrepareRendezvousNode(config));
   NodeSetup setup;
-  setup.server = std::move(node->hosted);
-  setup.reserved_port.emplace(std::move(node->master_port));
-  setup.host = node->address;
-  job.store_address = node->store_address;
+  setup.server = std::move(node.hosted);
+  setup.reserved_port.emplace(std::move(node.master_port));
+  setup.host = node.address;
+  job.store_address = node.store_address;
   job.store_token = config.security.token;
-  job.node_address = node->address;
+  job.node_address = node.address;
   // Gloo (PyTorch's CPU backend) finds its own address from the host name, which often resolves
   // to a loopback address the other nodes cannot reach; the interface holding the address the
   // rendezvous chose is the right one.
-  if (auto interface = InterfaceWithAddress(node->address); interface.ok()) {
+  if (auto interface = InterfaceWithAddress(node.address); interface.ok()) {
     job.node_interface = interface.value();
   }
   job.store_tls = {config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
   GetLogger("launcher")
-      ->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node->address,
-             node->store_address, setup.server ? " (hosted here)" : "");
-  setup.coordinator = std::make_unique<RendezvousCoordinator>(io, node->session);
+      ->info("job {}: node {} joins the rendezvous at {}{}", config.run_id, node.address,
+             node.store_address, setup.server ? " (hosted here)" : "");
+  setup.coordinator = std::make_unique<RendezvousCoordinator>(io, node.session);
   return setup;
 }
 

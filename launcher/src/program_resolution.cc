@@ -79,9 +79,8 @@ Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& requ
     }
     argv.push_back(request.program);
   } else {
-    auto executable = FindExecutable(request.program);
-    if (!executable.ok()) return executable.status();
-    argv.push_back(executable.value());
+    ASSIGN_OR_RETURN(std::string executable, FindExecutable(request.program));
+    argv.push_back(std::move(executable));
   }
   argv.insert(argv.end(), request.args.begin(), request.args.end());
   return argv;

@@ -13,6 +13,7 @@
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/security_files.h"
+#include "ddprun/base/status_macros.h"
 #include "node_address.h"
 
 namespace ddprun {
@@ -72,8 +73,7 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
   if (!endpoint_address.ok()) {
     return InvalidArgumentError("--rdzv_endpoint: " + endpoint_address.status().message());
   }
-  auto hosted = MaybeHost(config, endpoint_address.value());
-  if (!hosted.ok()) return hosted.status();
+  ASSIGN_OR_RETURN(auto hosted, MaybeHost(config, endpoint_address.value()));
 
   std::string address = config.local_addr;
   if (address.empty()) {
@@ -91,7 +91,7 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
                             master_port.status().message() + "; check --local_addr");
   }
 
-  RendezvousNode node{std::move(hosted).value(),
+  RendezvousNode node{std::move(hosted),
                       endpoint_address.value() + ":" + std::to_string(config.rdzv_port),
                       address,
                       std::move(master_port).value(),

@@ -44,9 +44,7 @@ Result<ClientSecurity> LoadClientSecurity(const std::string& token_file,
                                           const std::string& tls_ca) {
   ClientSecurity security;
   if (!token_file.empty()) {
-    auto token = ReadTokenFile(token_file);
-    if (!token.ok()) return token.status();
-    security.token = std::move(token).value();
+    ASSIGN_OR_RETURN(security.token, ReadTokenFile(token_file));
   }
   TlsFlags tls{tls_cert, tls_key, tls_ca, "", "", ""};
   RETURN_IF_ERROR(ReadTlsFiles(tls));

@@ -86,9 +86,8 @@ Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string
   {
     MutexLock lock(mu_);
     auto it = entries_.find({scope, key});
-    auto added = AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key);
-    if (!added.ok()) return added.status();
-    sum = added.value();
+    ASSIGN_OR_RETURN(sum,
+                     AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key));
     RETURN_IF_ERROR(StoreLocked(scope, key, std::to_string(sum), ready));
   }
   RunAll(ready);

@@ -133,9 +133,8 @@ Result<std::string> StoreClient::Get(const std::string& key) {
   auto request = Scoped<v1::GetRequest>(options_);
   request.set_key(key);
   v1::GetResponse response;
-  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::Get, options_, request, response,
-                       "get '" + key + "'", options_.rpc_timeout);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::Get, options_, request, response,
+                       "get '" + key + "'", options_.rpc_timeout));
   return std::move(*response.mutable_value());
 }
 
@@ -154,9 +153,8 @@ Result<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
   request.set_key(key);
   request.set_delta(delta);
   v1::AddResponse response;
-  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::Add, options_, request, response,
-                       "add to '" + key + "'", options_.rpc_timeout);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::Add, options_, request, response,
+                       "add to '" + key + "'", options_.rpc_timeout));
   return response.value();
 }
 
@@ -168,9 +166,8 @@ Result<StoreCompareSetOutcome> StoreClient::CompareSet(const std::string& key,
   request.set_expected(expected);
   request.set_desired(desired);
   v1::CompareSetResponse response;
-  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::CompareSet, options_, request, response,
-                       "compare_set '" + key + "'", options_.rpc_timeout);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::CompareSet, options_, request, response,
+                       "compare_set '" + key + "'", options_.rpc_timeout));
   return StoreCompareSetOutcome{std::move(*response.mutable_value()), response.swapped()};
 }
 
@@ -178,9 +175,8 @@ Result<bool> StoreClient::Delete(const std::string& key) {
   auto request = Scoped<v1::DeleteRequest>(options_);
   request.set_key(key);
   v1::DeleteResponse response;
-  Status status = Call(*impl_->stub, &v1::Rendezvous::Stub::Delete, options_, request, response,
-                       "delete '" + key + "'", options_.rpc_timeout);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::Delete, options_, request, response,
+                       "delete '" + key + "'", options_.rpc_timeout));
   return response.deleted();
 }
 

@@ -2,6 +2,7 @@
 #include "ddp/distributed_data_parallel.h"
 
 #include "ddprun/base/status_macros.h"
+#include "device_errors.h"
 #include "ops/cuda/cuda_ops.h"
 
 namespace ddp {
@@ -22,11 +23,8 @@ ddprun::Result<std::vector<int64_t>> AllGatherOn(Communicator& comm, Device devi
                                                  const std::vector<int64_t>& values) {
   DeviceArray<int64_t> input = DeviceArray<int64_t>(values).To(device);
   DeviceArray<int64_t> output(values.size() * static_cast<size_t>(comm.world_size()), 0, device);
-  if (auto s = comm.AllGather(ViewOn(device, input.data(), input.size()),
-                              ViewOn(device, output.data(), output.size()));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(comm.AllGather(ViewOn(device, input.data(), input.size()),
+                                 ViewOn(device, output.data(), output.size())));
   return output.ToHost();
 }
 
@@ -48,9 +46,8 @@ ddprun::Result<Device> ParameterDevice(const std::vector<nn::Parameter*>& parame
 ddprun::Status VerifyShapes(Communicator& comm, Device device,
                             const std::vector<nn::Parameter*>& parameters) {
   const auto world = static_cast<size_t>(comm.world_size());
-  auto gathered_counts = AllGatherOn(comm, device, {static_cast<int64_t>(parameters.size())});
-  if (!gathered_counts.ok()) return gathered_counts.status();
-  const std::vector<int64_t>& counts = gathered_counts.value();
+  ASSIGN_OR_RETURN(const std::vector<int64_t> counts,
+                   AllGatherOn(comm, device, {static_cast<int64_t>(parameters.size())}));
   for (size_t r = 1; r < world; ++r) {
     if (counts[r] != counts[0]) {
       return ddprun::InvalidArgumentError("DistributedDataParallel: rank 0 has " +
@@ -61,9 +58,7 @@ ddprun::Status VerifyShapes(Communicator& comm, Device device,
   }
   std::vector<int64_t> sizes;
   for (auto* p : parameters) sizes.push_back(static_cast<int64_t>(p->size()));
-  auto gathered_sizes = AllGatherOn(comm, device, sizes);
-  if (!gathered_sizes.ok()) return gathered_sizes.status();
-  const std::vector<int64_t>& all = gathered_sizes.value();
+  ASSIGN_OR_RETURN(const std::vector<int64_t> all, AllGatherOn(comm, device, sizes));
   for (size_t i = 0; i < sizes.size(); ++i) {
     for (size_t r = 1; r < world; ++r) {
       if (all[r * sizes.size() + i] != all[i]) {
@@ -82,18 +77,20 @@ ddprun::Status VerifyShapes(Communicator& comm, Device device,
 
 ddprun::Result<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel::Create(
     nn::Module& module, Communicator& communicator, ReducerOptions options) {
+  return CatchDeviceErrors("DistributedDataParallel",
+                           [&] { return CreateOnDevice(module, communicator, options); });
+}
+
+ddprun::Result<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel::CreateOnDevice(
+    nn::Module& module, Communicator& communicator, ReducerOptions options) {
   auto parameters = module.parameters();
-  auto device = ParameterDevice(parameters);
-  if (!device.ok()) return device.status();
-  RETURN_IF_ERROR(VerifyShapes(communicator, device.value(), parameters));
+  ASSIGN_OR_RETURN(const Device device, ParameterDevice(parameters));
+  RETURN_IF_ERROR(VerifyShapes(communicator, device, parameters));
   // Every replica starts from rank 0's parameters.
   for (auto* p : parameters) {
-    if (auto s = communicator.Broadcast(ViewOn(device.value(), p->value(), p->size()), 0);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(communicator.Broadcast(ViewOn(device, p->value(), p->size()), 0));
   }
-  options.device = device.value();
+  options.device = device;
   std::vector<size_t> sizes;
   for (auto* p : parameters) sizes.push_back(p->size());
   auto reducer = std::make_unique<Reducer>(communicator, sizes, options);

@@ -1,6 +1,7 @@
 // InMemoryStore; see in_memory_store.h.
 #include "ddp/in_memory_store.h"
 
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/store_add.h"
 
 namespace ddp {
@@ -46,10 +47,8 @@ ddprun::Result<int64_t> InMemoryStore::Add(const std::string& key, int64_t delta
   {
     ddprun::MutexLock lock(mu_);
     auto it = entries_.find(key);
-    auto added =
-        ddprun::AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key);
-    if (!added.ok()) return added.status();
-    sum = added.value();
+    ASSIGN_OR_RETURN(
+        sum, ddprun::AddToStoredInteger(it == entries_.end() ? nullptr : &it->second, delta, key));
     entries_[key] = std::to_string(sum);
   }
   changed_.notify_all();

@@ -1,15 +1,14 @@
 // Layers and losses; see nn.h. The arithmetic is in ops/ (CPU or CUDA, by the data's device).
 //
 // The ops and the device arrays report a device that cannot be used (no GPU, out of memory) by
-// throwing; every public function here catches that at its boundary (Guarded) and returns it as
-// an error value, so no exception leaves this file.
+// throwing; every public function here catches that at its boundary (CatchDeviceErrors) and
+// returns it as an error value, so no exception leaves this file.
 #include "ddp/nn.h"
 
 #include <cmath>
-#include <new>
-#include <stdexcept>
 
 #include "ddprun/base/status_macros.h"
+#include "device_errors.h"
 #include "ops/ops.h"
 
 namespace ddp::nn {
@@ -28,18 +27,6 @@ std::string Shape(size_t rows, size_t cols) {
   return std::to_string(rows) + "x" + std::to_string(cols);
 }
 
-// Runs `body`, turning an exception from the ops or the device arrays into an error value.
-template <typename Body>
-auto Guarded(const std::string& what, Body&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return ddprun::ResourceExhaustedError(what + ": out of memory");
-  } catch (const std::exception& error) {
-    return ddprun::FailedPreconditionError(what + ": " + error.what());
-  }
-}
-
 }  // namespace
 
 Matrix Matrix::Uninitialized(size_t r, size_t c, Device device) {
@@ -50,12 +37,15 @@ Matrix Matrix::Uninitialized(size_t r, size_t c, Device device) {
   return matrix;
 }
 
-Matrix Matrix::To(Device device) const {
-  Matrix copy;
-  copy.rows = rows;
-  copy.cols = cols;
-  copy.data = data.To(device);
-  return copy;
+ddprun::Result<Matrix> Matrix::To(Device device) const {
+  return CatchDeviceErrors("moving a matrix to " + std::string(DeviceName(device)),
+                           [&]() -> ddprun::Result<Matrix> {
+                             Matrix copy;
+                             copy.rows = rows;
+                             copy.cols = cols;
+                             copy.data = data.To(device);
+                             return copy;
+                           });
 }
 
 void Parameter::To(Device device) {
@@ -77,7 +67,7 @@ float Uniform(std::mt19937& generator, float low, float high) {
 }
 
 ddprun::Status Module::To(Device device) {
-  return Guarded("moving the module to " + std::string(DeviceName(device)), [&] {
+  return CatchDeviceErrors("moving the module to " + std::string(DeviceName(device)), [&] {
     for (Parameter* p : parameters()) p->To(device);
     return ddprun::Status::Ok();
   });
@@ -102,7 +92,7 @@ ddprun::Result<Matrix> Linear::Forward(const Matrix& input) {
     return ddprun::InvalidArgumentError(name_ + " takes Nx" + std::to_string(in_) +
                                         " inputs, not " + Shape(input.rows, input.cols));
   }
-  return Guarded(name_ + " forward", [&]() -> ddprun::Result<Matrix> {
+  return CatchDeviceErrors(name_ + " forward", [&]() -> ddprun::Result<Matrix> {
     input_ = input;
     Matrix output = Matrix::Uninitialized(input.rows, out_, device);
     ops::FillRows(device, output.data.data(), bias_.value(), input.rows, out_);
@@ -124,7 +114,7 @@ ddprun::Result<Matrix> Linear::Backward(const Matrix& grad_output, const Gradien
                                         " (the last forward's rows by the layer's outputs), not " +
                                         Shape(grad_output.rows, grad_output.cols));
   }
-  return Guarded(name_ + " backward", [&]() -> ddprun::Result<Matrix> {
+  return CatchDeviceErrors(name_ + " backward", [&]() -> ddprun::Result<Matrix> {
     const int rows = static_cast<int>(grad_output.rows);
     // dW += dY^T (out x rows) * X (rows x in)
     ops::Gemm(device, true, false, static_cast<int>(out_), static_cast<int>(in_), rows, 1.0f,
@@ -145,7 +135,7 @@ ddprun::Result<Matrix> Linear::Backward(const Matrix& grad_output, const Gradien
 }
 
 ddprun::Result<Matrix> ReLU::Forward(const Matrix& input) {
-  return Guarded("ReLU forward", [&]() -> ddprun::Result<Matrix> {
+  return CatchDeviceErrors("ReLU forward", [&]() -> ddprun::Result<Matrix> {
     input_ = input;
     Matrix output = Matrix::Uninitialized(input.rows, input.cols, input.device());
     ops::Relu(input.device(), output.data.data(), input.data.data(), input.data.size());
@@ -161,7 +151,7 @@ ddprun::Result<Matrix> ReLU::Backward(const Matrix& grad_output, const GradientR
         "ReLU's output gradient must be " + Shape(input_.rows, input_.cols) +
         " (the last forward's shape), not " + Shape(grad_output.rows, grad_output.cols));
   }
-  return Guarded("ReLU backward", [&]() -> ddprun::Result<Matrix> {
+  return CatchDeviceErrors("ReLU backward", [&]() -> ddprun::Result<Matrix> {
     Matrix grad_input =
         Matrix::Uninitialized(grad_output.rows, grad_output.cols, grad_output.device());
     ops::ReluBackward(grad_output.device(), grad_input.data.data(), grad_output.data.data(),
@@ -207,7 +197,7 @@ ddprun::Result<Loss> MseLoss(const Matrix& prediction, const Matrix& target) {
                                         Shape(prediction.rows, prediction.cols) +
                                         " but the target is " + Shape(target.rows, target.cols));
   }
-  return Guarded("MseLoss", [&]() -> ddprun::Result<Loss> {
+  return CatchDeviceErrors("MseLoss", [&]() -> ddprun::Result<Loss> {
     Loss loss;
     loss.grad = Matrix::Uninitialized(prediction.rows, prediction.cols, prediction.device());
     loss.value = ops::MseLoss(prediction.device(), prediction.data.data(), target.data.data(),
@@ -229,7 +219,7 @@ ddprun::Result<Loss> CrossEntropyLoss(const Matrix& logits, const std::vector<in
                                           ") for " + Shape(logits.rows, logits.cols) + " logits");
     }
   }
-  return Guarded("CrossEntropyLoss", [&]() -> ddprun::Result<Loss> {
+  return CatchDeviceErrors("CrossEntropyLoss", [&]() -> ddprun::Result<Loss> {
     Loss loss;
     loss.grad = Matrix::Uninitialized(logits.rows, logits.cols, logits.device());
     loss.value = ops::CrossEntropyLoss(logits.device(), logits.data.data(), targets.data(),

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ddprun/base/status_macros.h"
+#include "device_errors.h"
 
 namespace ddp {
 namespace {
@@ -32,7 +33,8 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
   RETURN_IF_ERROR(comm.Broadcast(CpuTensor(header, 3), 0));
   if (header[0] < 0) return int64_t{-1};
   auto parameters = model.parameters();
-  auto state = optimizer.SaveState();  // the right shapes, filled on rank 0 from the file
+  // The right shapes, filled on rank 0 from the file.
+  ASSIGN_OR_RETURN(std::vector<std::vector<float>> state, optimizer.SaveState());
   std::vector<std::vector<float>> values;
   for (auto* p : parameters) values.push_back(p->ValueOnHost());
   if (comm.rank() == 0) {
@@ -70,15 +72,20 @@ ddprun::Result<int64_t> Resume(Communicator& comm, const std::string& dir, nn::M
   return header[0];
 }
 
-TrainingState Snapshot(nn::Module& model, const Optimizer& optimizer, int64_t epoch, int64_t step,
-                       int64_t position) {
-  TrainingState state;
-  state.epoch = epoch;
-  state.step = step;
-  state.sampler_position = position;
-  for (auto* p : model.parameters()) state.model.push_back(p->ValueOnHost());
-  state.optimizer = optimizer.SaveState();
-  return state;
+ddprun::Result<TrainingState> Snapshot(nn::Module& model, const Optimizer& optimizer, int64_t epoch,
+                                       int64_t step, int64_t position) {
+  return CatchDeviceErrors("copying the model for a checkpoint",
+                           [&]() -> ddprun::Result<TrainingState> {
+                             TrainingState state;
+                             state.epoch = epoch;
+                             state.step = step;
+                             state.sampler_position = position;
+                             for (auto* p : model.parameters()) {
+                               state.model.push_back(p->ValueOnHost());
+                             }
+                             ASSIGN_OR_RETURN(state.optimizer, optimizer.SaveState());
+                             return state;
+                           });
 }
 
 }  // namespace
@@ -98,7 +105,9 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
   if (!ddp.ok()) return ddp.status();
   auto optimizer = make_optimizer(ddp.value()->optimizer_parameters());
   TrainingState position;
-  auto resumed = Resume(*host_comm.value(), options.checkpoint_dir, model, *optimizer, position);
+  auto resumed = CatchDeviceErrors("resuming from a checkpoint", [&] {
+    return Resume(*host_comm.value(), options.checkpoint_dir, model, *optimizer, position);
+  });
   if (!resumed.ok()) return resumed.status();
 
   auto sampler = DistributedSampler::Create(
@@ -128,23 +137,24 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
       nn::Matrix inputs, targets;
       data.load(batch, inputs, targets);
       if (device != Device::kCpu) {
-        inputs = inputs.To(device);
-        targets = targets.To(device);
+        ASSIGN_OR_RETURN(inputs, inputs.To(device));
+        ASSIGN_OR_RETURN(targets, targets.To(device));
       }
-      optimizer->ZeroGrad();
+      RETURN_IF_ERROR(optimizer->ZeroGrad());
       ASSIGN_OR_RETURN(const nn::Matrix prediction, ddp.value()->Forward(inputs));
       ASSIGN_OR_RETURN(const nn::Loss loss, loss_function(prediction, targets));
       RETURN_IF_ERROR(ddp.value()->Backward(loss.grad));
-      optimizer->Step();
+      RETURN_IF_ERROR(optimizer->Step());
       at = end;
       ++step;
       result.last_loss = loss.value;
       const bool epoch_done = at >= indices.size();
       if (checkpoints && options.checkpoint_every > 0 && step % options.checkpoint_every == 0) {
         // The position after this step: the next epoch's start when this one is done.
-        auto state = epoch_done
-                         ? Snapshot(model, *optimizer, epoch + 1, step, 0)
-                         : Snapshot(model, *optimizer, epoch, step, static_cast<int64_t>(at));
+        ASSIGN_OR_RETURN(const TrainingState state,
+                         epoch_done
+                             ? Snapshot(model, *optimizer, epoch + 1, step, 0)
+                             : Snapshot(model, *optimizer, epoch, step, static_cast<int64_t>(at)));
         RETURN_IF_ERROR(checkpoints->Save(state));
       }
       if (logs && options.log_every > 0 && (step % options.log_every == 0 || step == total_steps)) {
@@ -165,9 +175,9 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
     }
   }
   if (checkpoints && step != position.step) {
-    if (auto s = checkpoints->Save(Snapshot(model, *optimizer, options.epochs, step, 0)); !s.ok()) {
-      return s;
-    }
+    ASSIGN_OR_RETURN(const TrainingState state,
+                     Snapshot(model, *optimizer, options.epochs, step, 0));
+    RETURN_IF_ERROR(checkpoints->Save(state));
   }
   result.steps = step;
   return result;

@@ -5,8 +5,10 @@
 //
 // CUDA arrays are allocated on the device current for the calling thread, and copies run on the
 // legacy default stream (the stream layers compute on), so they are ordered with that work.
-// Failures (no CUDA in this build, out of device memory) throw std::runtime_error naming what was
-// being done, as allocation failures do in PyTorch.
+// Failures (no CUDA in this build, out of device memory, a CUDA call that fails) throw, as the
+// standard containers do: std::bad_alloc, or std::runtime_error naming the call. This is the one
+// place where the runtime throws; its functions that return a Status or a Result catch these at
+// their boundary (src/device_errors.h), so errors reach their callers as values.
 #pragma once
 
 #include <cstddef>

@@ -55,6 +55,9 @@ class DistributedDataParallel {
   const Reducer& reducer() const { return *reducer_; }
 
  private:
+  // Create's body; Create turns the device layer's exceptions into errors.
+  static ddprun::Result<std::unique_ptr<DistributedDataParallel>> CreateOnDevice(
+      nn::Module& module, Communicator& communicator, ReducerOptions options);
   DistributedDataParallel(nn::Module& module, std::vector<nn::Parameter*> parameters,
                           std::unique_ptr<Reducer> reducer);
 

@@ -8,12 +8,13 @@
 // A module computes on the device its parameters are on (Module::To moves them, as PyTorch's
 // model.to(device)); its inputs must be there too (Matrix::To).
 //
-// Errors are values: Forward, Backward, the losses and Module::To return INVALID_ARGUMENT naming
-// both shapes (or both devices) when their inputs do not fit, and FAILED_PRECONDITION or
-// RESOURCE_EXHAUSTED when the device cannot be used; nothing is read out of bounds and no
-// exception leaves these functions. (Making a Matrix or a DeviceArray directly on an unavailable
-// device throws std::runtime_error: a constructor has no other way to fail.) A module belongs to
-// one thread at a time.
+// Errors are values: Forward, Backward, the losses, Matrix::To and Module::To return
+// INVALID_ARGUMENT naming both shapes (or both devices) when their inputs do not fit, and
+// FAILED_PRECONDITION or RESOURCE_EXHAUSTED when the device cannot be used; nothing is read out
+// of bounds and no exception leaves these functions. The value types are the one exception, as
+// the standard containers are: making or copying a Matrix, a DeviceArray or a Parameter's value
+// where the device cannot be used throws (device_array.h). A module belongs to one thread at a
+// time.
 #pragma once
 
 #include <cstddef>
@@ -41,8 +42,8 @@ struct Matrix {
   // rows x cols with undefined contents: for outputs a layer overwrites whole.
   static Matrix Uninitialized(size_t r, size_t c, Device device);
   Device device() const { return data.device(); }
-  // A copy on `device`.
-  Matrix To(Device device) const;
+  // A copy on `device`. FAILED_PRECONDITION or RESOURCE_EXHAUSTED when it cannot be used.
+  ddprun::Result<Matrix> To(Device device) const;
   // CPU matrices only.
   float& at(size_t r, size_t c) { return data[r * cols + c]; }
   float at(size_t r, size_t c) const { return data[r * cols + c]; }

@@ -25,22 +25,38 @@ struct ParameterRef {
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  // One update of every parameter from its gradient.
-  virtual void Step() = 0;
+  // One update of every parameter from its gradient. The state is made on the parameters' device
+  // at the first step (as PyTorch's is): FAILED_PRECONDITION or RESOURCE_EXHAUSTED when that
+  // device cannot be used.
+  ddprun::Status Step();
   // Sets every gradient to zero.
-  void ZeroGrad();
+  ddprun::Status ZeroGrad();
 
-  // The state as flat float vectors on the host (and the step count), in a fixed order; Load
-  // takes what Save gave. INVALID_ARGUMENT when the shapes do not match this optimizer's
-  // parameters.
-  virtual std::vector<std::vector<float>> SaveState() const = 0;
-  virtual ddprun::Status LoadState(const std::vector<std::vector<float>>& state) = 0;
+  // The state as flat float vectors on the host (and the step count), in a fixed order: each
+  // parameter's buffers in turn (SGD: momentum; Adam: exp_avg, exp_avg_sq), zeros before the
+  // first step. Load takes what Save gave: INVALID_ARGUMENT when the shapes do not match this
+  // optimizer's parameters.
+  ddprun::Result<std::vector<std::vector<float>>> SaveState() const;
+  ddprun::Status LoadState(const std::vector<std::vector<float>>& state);
   int64_t steps() const { return steps_; }
 
  protected:
-  explicit Optimizer(std::vector<ParameterRef> parameters) : parameters_(std::move(parameters)) {}
+  Optimizer(std::vector<ParameterRef> parameters, size_t buffers_per_parameter)
+      : parameters_(std::move(parameters)), buffers_per_parameter_(buffers_per_parameter) {}
+  // Updates every parameter and the step count; the state exists.
+  virtual void Update() = 0;
+  // State buffer `j` of parameter `k`, on the parameter's device.
+  float* StateBuffer(size_t k, size_t j) { return state_[k * buffers_per_parameter_ + j].data(); }
+
   std::vector<ParameterRef> parameters_;
   int64_t steps_ = 0;
+
+ private:
+  // Makes the state (zeros) unless it exists.
+  void EnsureState();
+
+  size_t buffers_per_parameter_;
+  std::vector<FloatArray> state_;  // empty until the first Step or LoadState
 };
 
 struct SgdOptions {

@@ -2,6 +2,7 @@
 #include "comm/communicator_factory.h"
 
 #include "comm/cpu/cpu_communicator.h"
+#include "ddprun/base/status_macros.h"
 #if DDPRUN_HAVE_NCCL
 #include "comm/nccl/nccl_communicator.h"
 #endif
@@ -32,9 +33,8 @@ ddprun::Result<std::unique_ptr<Communicator>> CreateCommunicator(const ProcessGr
     nccl_options.world_size = options.world_size;
     nccl_options.device = options.local_rank;
     nccl_options.timeout = options.timeout;
-    auto nccl = nccl::NcclCommunicator::Connect(store, nccl_options);
-    if (!nccl.ok()) return nccl.status();
-    return std::unique_ptr<Communicator>(std::move(nccl).value());
+    ASSIGN_OR_RETURN(auto nccl, nccl::NcclCommunicator::Connect(store, nccl_options));
+    return std::unique_ptr<Communicator>(std::move(nccl));
 #else
     return ddprun::FailedPreconditionError(
         "tensors on a GPU need the NCCL backend, and this build of ddprun has none (rebuild with "
@@ -52,9 +52,8 @@ ddprun::Result<std::unique_ptr<Communicator>> CreateCommunicator(const ProcessGr
   cpu_options.ring.transport =
       options.cpu_transport == "tcp" ? cpu::TransportChoice::kTcp : cpu::TransportChoice::kAuto;
   cpu_options.timeout = options.timeout;
-  auto communicator = cpu::CpuCommunicator::Connect(store, cpu_options);
-  if (!communicator.ok()) return communicator.status();
-  return std::unique_ptr<Communicator>(std::move(communicator).value());
+  ASSIGN_OR_RETURN(auto communicator, cpu::CpuCommunicator::Connect(store, cpu_options));
+  return std::unique_ptr<Communicator>(std::move(communicator));
 }
 
 }  // namespace ddp

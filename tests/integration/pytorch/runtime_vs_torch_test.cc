@@ -118,7 +118,7 @@ TEST_CASE("SGD, Adam and AdamW take torch.optim's steps") {
       const auto given = Floats(prefix + " grad " + std::to_string(step));
       REQUIRE(given.size() == grad.size());
       std::copy(given.begin(), given.end(), grad.begin());  // in place: the optimizer holds it
-      optimizer->Step();
+      REQUIRE(optimizer->Step().ok());
     }
     CheckClose(value, Floats(prefix + " final"), name);
   }
@@ -146,10 +146,10 @@ TEST_CASE("the seeds' MLP trained by the runtime stays with PyTorch's from the s
     ddp::nn::Matrix x(16, 10), y(16, 1);
     x.data = ddp::FloatArray(Floats("mlp x " + s));
     y.data = ddp::FloatArray(Floats("mlp y " + s));
-    optimizer->ZeroGrad();
+    REQUIRE(optimizer->ZeroGrad().ok());
     auto loss = ddp::nn::MseLoss(model.Forward(x).value(), y).value();
     REQUIRE(model.Backward(loss.grad, [](ddp::nn::Parameter&) {}).ok());
-    optimizer->Step();
+    REQUIRE(optimizer->Step().ok());
     INFO("step " << step);
     CHECK(loss.value == Approx(Floats("mlp loss " + s).at(0)).epsilon(1e-5));
   }

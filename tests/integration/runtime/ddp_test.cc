@@ -50,10 +50,10 @@ std::vector<float> TrainAlone(int world) {
   auto sgd = MakeSgd(refs, {0.1, 0.9, 0, 0, false});
   for (int step = 0; step < kSteps; ++step) {
     auto [x, y] = Batch(step, 0, kBatch * static_cast<size_t>(world));
-    sgd->ZeroGrad();
+    REQUIRE(sgd->ZeroGrad().ok());
     auto loss = nn::MseLoss(model->Forward(x).value(), y).value();
     REQUIRE(model->Backward(loss.grad, [](nn::Parameter&) {}).ok());
-    sgd->Step();
+    REQUIRE(sgd->Step().ok());
   }
   return Flatten(*model);
 }
@@ -80,10 +80,10 @@ TEST_CASE("DDP on N ranks with batch B equals one process with batch N x B, for 
             auto sgd = MakeSgd(ddp.value()->optimizer_parameters(), {0.1, 0.9, 0, 0, false});
             for (int step = 0; step < kSteps; ++step) {
               auto [x, y] = Batch(step, static_cast<size_t>(rank) * kBatch, kBatch);
-              sgd->ZeroGrad();
+              if (!sgd->ZeroGrad().ok()) return std::vector<float>{};
               auto loss = nn::MseLoss(ddp.value()->Forward(x).value(), y).value();
               if (!ddp.value()->Backward(loss.grad).ok()) return std::vector<float>{};
-              sgd->Step();
+              if (!sgd->Step().ok()) return std::vector<float>{};
             }
             return Flatten(*model);
           },

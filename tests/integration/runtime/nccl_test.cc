@@ -104,16 +104,17 @@ TEST_CASE("on a GPU, DDP over NCCL takes the same training steps as DDP on the C
       ddp::nn::Matrix x(16, 10), y(16, 1);
       for (float& v : x.data) v = ddp::nn::Uniform(data, -1, 1);
       for (float& v : y.data) v = ddp::nn::Uniform(data, -1, 1);
-      cpu_sgd->ZeroGrad();
-      gpu_sgd->ZeroGrad();
+      if (auto s = cpu_sgd->ZeroGrad(); !s.ok()) return s.ToString();
+      if (auto s = gpu_sgd->ZeroGrad(); !s.ok()) return s.ToString();
       auto cpu_loss = ddp::nn::MseLoss(cpu.value()->Forward(x).value(), y).value();
-      auto gpu_loss = ddp::nn::MseLoss(gpu.value()->Forward(x.To(ddp::Device::kCuda)).value(),
-                                       y.To(ddp::Device::kCuda))
-                          .value();
+      auto gpu_loss =
+          ddp::nn::MseLoss(gpu.value()->Forward(x.To(ddp::Device::kCuda).value()).value(),
+                           y.To(ddp::Device::kCuda).value())
+              .value();
       if (auto s = cpu.value()->Backward(cpu_loss.grad); !s.ok()) return s.ToString();
       if (auto s = gpu.value()->Backward(gpu_loss.grad); !s.ok()) return s.ToString();
-      cpu_sgd->Step();
-      gpu_sgd->Step();
+      if (auto s = cpu_sgd->Step(); !s.ok()) return s.ToString();
+      if (auto s = gpu_sgd->Step(); !s.ok()) return s.ToString();
     }
     auto cpu_parameters = cpu_model->parameters();
     auto gpu_parameters = gpu_model->parameters();

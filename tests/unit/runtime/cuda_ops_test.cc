@@ -1,6 +1,7 @@
 // Layers, losses and optimizers on a CUDA GPU compute what they compute on the CPU (cuBLAS and the
 // kernels against OpenBLAS and the loops, within float tolerance). Tagged [gpu]: skipped, with the
-// reason, where no GPU is visible. Without one, a CUDA matrix is refused with a clear error.
+// reason, where no GPU is visible. Without one, CUDA is refused with a clear error: thrown by a
+// constructor, returned by everything else.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -47,7 +48,7 @@ std::vector<float> GradientOnHost(Parameter& p) {
 
 }  // namespace
 
-TEST_CASE("without a GPU, a CUDA matrix is refused with an error naming CUDA") {
+TEST_CASE("without a GPU, CUDA is refused with an error naming CUDA, as a value but from a constructor") {
   if (HaveGpu()) return ddprun::testing::SkipTest("a GPU is visible");
   REQUIRE_THROWS_WITH(Matrix(4, 4, 0.0f, Device::kCuda), Catch::Contains("CUDA"));
   // A module reports it as an error value.
@@ -55,6 +56,15 @@ TEST_CASE("without a GPU, a CUDA matrix is refused with an error naming CUDA") {
   const ddprun::Status moved = model->To(Device::kCuda);
   CHECK(moved.code() == ddprun::StatusCode::kFailedPrecondition);
   CHECK_THAT(moved.message(), Catch::Contains("CUDA"));
+  // So do a matrix's move and an optimizer over CUDA parameters (its state is made there).
+  const auto matrix = Matrix(4, 4).To(Device::kCuda);
+  CHECK(matrix.status().code() == ddprun::StatusCode::kFailedPrecondition);
+  CHECK_THAT(matrix.status().message(), Catch::Contains("moving a matrix to CUDA"));
+  auto sgd = MakeSgd({{nullptr, nullptr, 16, Device::kCuda}}, {0.1, 0.9});
+  const ddprun::Status stepped = sgd->Step();
+  CHECK(stepped.code() == ddprun::StatusCode::kFailedPrecondition);
+  CHECK_THAT(stepped.message(), Catch::Contains("the optimizer's step"));
+  CHECK(sgd->ZeroGrad().code() == ddprun::StatusCode::kFailedPrecondition);
 }
 
 TEST_CASE("on a GPU, Linear, ReLU and both losses give the CPU's values and gradients", "[gpu]") {
@@ -67,11 +77,11 @@ TEST_CASE("on a GPU, Linear, ReLU and both losses give the CPU's values and grad
     auto gpu = SmallModel(5, 2);
     REQUIRE(gpu->To(Device::kCuda).ok());
     const Matrix cpu_out = cpu->Forward(x).value();
-    const Matrix gpu_out = gpu->Forward(x.To(Device::kCuda)).value();
+    const Matrix gpu_out = gpu->Forward(x.To(Device::kCuda).value()).value();
     CheckClose(gpu_out.data.ToHost(), cpu_out.data.ToHost(), "forward");
     const Loss cpu_loss =
         (loss_kind == 0 ? MseLoss(cpu_out, target) : CrossEntropyLoss(cpu_out, classes)).value();
-    const Loss gpu_loss = (loss_kind == 0 ? MseLoss(gpu_out, target.To(Device::kCuda))
+    const Loss gpu_loss = (loss_kind == 0 ? MseLoss(gpu_out, target.To(Device::kCuda).value())
                                           : CrossEntropyLoss(gpu_out, classes))
                               .value();
     CHECK(gpu_loss.value == Approx(cpu_loss.value).epsilon(1e-5));
@@ -125,15 +135,15 @@ TEST_CASE("on a GPU, SGD, Adam and AdamW take the CPU's steps", "[gpu]") {
     for (int step = 0; step < 5; ++step) {
       for (float& g : cpu_grad) g = Uniform(generator, -1, 1);
       gpu_grad.CopyFromHost(cpu_grad.data());
-      cpu->Step();
-      gpu->Step();
+      REQUIRE(cpu->Step().ok());
+      REQUIRE(gpu->Step().ok());
     }
     CheckClose(gpu_value.ToHost(), cpu_value.ToHost(), "value");
-    const auto cpu_state = cpu->SaveState();
-    const auto gpu_state = gpu->SaveState();
+    const auto cpu_state = cpu->SaveState().value();
+    const auto gpu_state = gpu->SaveState().value();
     REQUIRE(gpu_state.size() == cpu_state.size());
     for (size_t i = 0; i < cpu_state.size(); ++i) CheckClose(gpu_state[i], cpu_state[i], "state");
-    gpu->ZeroGrad();
+    REQUIRE(gpu->ZeroGrad().ok());
     CheckClose(gpu_grad.ToHost(), std::vector<float>(257, 0.0f), "zeroed gradient");
   }
 }

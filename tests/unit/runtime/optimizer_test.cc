@@ -18,9 +18,9 @@ Trajectory Run(const std::function<std::unique_ptr<Optimizer>(std::vector<Parame
   auto optimizer = make({{p.data(), g.data(), 3}});
   Trajectory trajectory;
   for (int s = 0; s < 3; ++s) {
-    optimizer->ZeroGrad();
+    REQUIRE(optimizer->ZeroGrad().ok());
     g = {0.1f * static_cast<float>(s + 1), -0.3f, 0.2f * static_cast<float>(s)};
-    optimizer->Step();
+    REQUIRE(optimizer->Step().ok());
     trajectory.push_back(p);
   }
   return trajectory;
@@ -77,13 +77,14 @@ TEST_CASE("AdamW's decoupled weight decay matches torch.optim.AdamW") {
 TEST_CASE("an optimizer's state saved and loaded continues the same trajectory") {
   std::vector<float> p = {1.0f, 2.0f}, g = {0.5f, -0.5f};
   auto first = MakeAdam({{p.data(), g.data(), 2}}, {});
-  first->Step();
+  REQUIRE(first->Step().ok());
   auto state = first->SaveState();
+  REQUIRE(state.ok());
   std::vector<float> q = p;
   auto second = MakeAdam({{q.data(), g.data(), 2}}, {});
-  REQUIRE(second->LoadState(state).ok());
-  first->Step();
-  second->Step();
+  REQUIRE(second->LoadState(state.value()).ok());
+  REQUIRE(first->Step().ok());
+  REQUIRE(second->Step().ok());
   CHECK(p == q);
   CHECK(second->steps() == 2);
   CHECK_FALSE(second->LoadState({{1.0f}}).ok());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/collective_arguments.h"
+#include "ddprun/base/status_macros.h"
 #include "ring.h"
 
 namespace ddp::cpu {
@@ -155,20 +156,18 @@ std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, Tens
                  CheckReduceScatter(input, output, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
   }
-  return Enqueue(DescribeCollective("reduce_scatter", input), [input, output,
-                                                               op](const RingContext& ring) {
-    // The input is left as it was: the ring works on a copy.
-    std::vector<std::byte> scratch(input.bytes());
-    if (!scratch.empty()) std::memcpy(scratch.data(), input.data, scratch.size());
-    if (auto s = RingReduceScatter(ring, scratch.data(), output.count, input.type, op); !s.ok()) {
-      return s;
-    }
-    if (output.bytes() > 0) {
-      std::memcpy(output.data, scratch.data() + static_cast<size_t>(ring.rank) * output.bytes(),
-                  output.bytes());
-    }
-    return ddprun::Status::Ok();
-  });
+  return Enqueue(
+      DescribeCollective("reduce_scatter", input), [input, output, op](const RingContext& ring) {
+        // The input is left as it was: the ring works on a copy.
+        std::vector<std::byte> scratch(input.bytes());
+        if (!scratch.empty()) std::memcpy(scratch.data(), input.data, scratch.size());
+        RETURN_IF_ERROR(RingReduceScatter(ring, scratch.data(), output.count, input.type, op));
+        if (output.bytes() > 0) {
+          std::memcpy(output.data, scratch.data() + static_cast<size_t>(ring.rank) * output.bytes(),
+                      output.bytes());
+        }
+        return ddprun::Status::Ok();
+      });
 }
 
 std::shared_ptr<Work> CpuCommunicator::BarrierAsync() {

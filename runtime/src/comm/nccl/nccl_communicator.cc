@@ -8,6 +8,7 @@
 #include "comm/collective_arguments.h"
 #include "comm/nccl/unique_id_exchange.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddp::nccl {
 namespace {
@@ -74,12 +75,10 @@ ddprun::Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Connect(
   if (cudaError_t e = cudaSetDevice(options.device); e != cudaSuccess) {
     return CudaError("cudaSetDevice(" + std::to_string(options.device) + ")", e);
   }
-  auto id = ExchangeUniqueId(store, options.rank, options.timeout);
-  if (!id.ok()) return id.status();
+  ASSIGN_OR_RETURN(const ncclUniqueId id, ExchangeUniqueId(store, options.rank, options.timeout));
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   ncclComm_t comm = nullptr;
-  if (ncclResult_t r =
-          ncclCommInitRankConfig(&comm, options.world_size, id.value(), options.rank, &config);
+  if (ncclResult_t r = ncclCommInitRankConfig(&comm, options.world_size, id, options.rank, &config);
       r != ncclSuccess) {
     return NcclError("ncclCommInitRankConfig (rank " + std::to_string(options.rank) + " of " +
                          std::to_string(options.world_size) + ")",

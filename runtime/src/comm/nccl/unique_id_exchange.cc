@@ -23,14 +23,13 @@ ddprun::Result<ncclUniqueId> ExchangeUniqueId(Store& store, int rank,
   if (auto s = store.Wait({kUniqueIdKey}, timeout); !s.ok()) {
     return ddprun::Status(s.code(), "waiting for rank 0's NCCL unique id: " + s.message());
   }
-  auto bytes = store.Get(kUniqueIdKey);
-  if (!bytes.ok()) return bytes.status();
-  if (bytes->size() != sizeof(id)) {
+  ASSIGN_OR_RETURN(const std::string bytes, store.Get(kUniqueIdKey));
+  if (bytes.size() != sizeof(id)) {
     return ddprun::InternalError("the NCCL unique id in the store has " +
-                                 std::to_string(bytes->size()) + " bytes, not " +
+                                 std::to_string(bytes.size()) + " bytes, not " +
                                  std::to_string(sizeof(id)));
   }
-  std::memcpy(&id, bytes->data(), sizeof(id));
+  std::memcpy(&id, bytes.data(), sizeof(id));
   return id;
 }
 

@@ -124,10 +124,9 @@ ddprun::Result<int> ConnectTo(const Endpoint& peer, int my_rank, const std::stri
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return ddprun::ErrnoError("socket", errno);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      auto copy = PrepareConnection(fd, name);
-      if (!copy.ok()) return copy.status();
+      ASSIGN_OR_RETURN(const int copy, PrepareConnection(fd, name));
       const int32_t hello = my_rank;
-      TcpSendLink announce(copy.value(), name);
+      TcpSendLink announce(copy, name);
       if (auto s = announce.Send(&hello, sizeof(hello), deadline); !s.ok()) {
         ::close(fd);
         return s;
@@ -153,10 +152,9 @@ ddprun::Result<int> AcceptFrom(int listener, int expected_rank, const std::strin
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return ddprun::ErrnoError("accepting " + name, errno);
     }
-    auto copy = PrepareConnection(fd, name);
-    if (!copy.ok()) return copy.status();
+    ASSIGN_OR_RETURN(const int copy, PrepareConnection(fd, name));
     int32_t hello = -1;
-    TcpRecvLink greeting(copy.value(), name);
+    TcpRecvLink greeting(copy, name);
     auto s = greeting.Receive(sizeof(hello), deadline, [&](const std::byte* data, size_t) {
       std::memcpy(&hello, data, sizeof(hello));
     });
@@ -206,11 +204,8 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
   Endpoint peers[2];
   for (int i = 0; i < 2; ++i) {
     const int rank = i == 0 ? next : prev;
-    auto text = store.Get(key(rank));
-    if (!text.ok()) return text.status();
-    auto parsed = Parse(text.value(), rank);
-    if (!parsed.ok()) return parsed.status();
-    peers[i] = std::move(parsed).value();
+    ASSIGN_OR_RETURN(const std::string text, store.Get(key(rank)));
+    ASSIGN_OR_RETURN(peers[i], Parse(text, rank));
   }
   const Endpoint& next_end = peers[0];
   const Endpoint& prev_end = peers[1];
@@ -218,15 +213,12 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
   const std::string prev_name = PeerName(prev, prev_end);
 
   if (UsesShm(me, next_end)) {
-    auto segment = ShmSegment::Open(next_end.shm_name);
-    if (!segment.ok()) return segment.status();
-    links.to_next =
-        std::make_unique<ShmSendLink>(std::move(segment).value(), next_end.pid, next_name);
+    ASSIGN_OR_RETURN(auto segment, ShmSegment::Open(next_end.shm_name));
+    links.to_next = std::make_unique<ShmSendLink>(std::move(segment), next_end.pid, next_name);
     links.next_is_shm = true;
   } else {
-    auto fd = ConnectTo(next_end, options.rank, next_name, deadline);
-    if (!fd.ok()) return fd.status();
-    links.to_next = std::make_unique<TcpSendLink>(fd.value(), next_name);
+    ASSIGN_OR_RETURN(const int fd, ConnectTo(next_end, options.rank, next_name, deadline));
+    links.to_next = std::make_unique<TcpSendLink>(fd, next_name);
   }
   if (UsesShm(me, prev_end)) {
     auto from_prev = std::make_unique<ShmRecvLink>(incoming, prev_end.pid, prev_name);
@@ -234,9 +226,8 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
     links.from_prev = std::move(from_prev);
     links.prev_is_shm = true;
   } else {
-    auto fd = AcceptFrom(listener->fd(), prev, prev_name, deadline);
-    if (!fd.ok()) return fd.status();
-    links.from_prev = std::make_unique<TcpRecvLink>(fd.value(), prev_name);
+    ASSIGN_OR_RETURN(const int fd, AcceptFrom(listener->fd(), prev, prev_name, deadline));
+    links.from_prev = std::make_unique<TcpRecvLink>(fd, prev_name);
   }
   return links;
 }

@@ -212,11 +212,8 @@ ddprun::Status ShmSendLink::Send(const void* data, size_t bytes, Deadline deadli
       room = ShmRing::kCapacity - (written - ring.read.load(std::memory_order_acquire));
       return room > 0;
     };
-    if (auto s = WaitUntil(ring, has_room, ring.read_seq, ring.sender_sleeping, peer_alive_,
-                           deadline, peer_, kSenderSpins);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(WaitUntil(ring, has_room, ring.read_seq, ring.sender_sleeping, peer_alive_,
+                              deadline, peer_, kSenderSpins));
     const uint64_t offset = written % ShmRing::kCapacity;
     const uint64_t n = std::min({room, total - done, ShmRing::kCapacity - offset});
     const uint64_t payload = done < bytes ? std::min<uint64_t>(n, bytes - done) : 0;
@@ -255,11 +252,8 @@ ddprun::Status ShmRecvLink::Receive(size_t bytes, Deadline deadline, const Consu
       available = ring.written.load(std::memory_order_acquire) - read;
       return available > 0;
     };
-    if (auto s = WaitUntil(ring, has_data, ring.written_seq, ring.receiver_sleeping, peer_alive_,
-                           deadline, peer_, kReceiverSpins);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(WaitUntil(ring, has_data, ring.written_seq, ring.receiver_sleeping, peer_alive_,
+                              deadline, peer_, kReceiverSpins));
     const uint64_t offset = read % ShmRing::kCapacity;
     const uint64_t n = std::min({available, total - done, ShmRing::kCapacity - offset});
     const uint64_t payload = done < bytes ? std::min<uint64_t>(n, bytes - done) : 0;
