@@ -49,6 +49,12 @@ void GroupStop::SignalAlive(int signal_number) {
       GetLogger("agent")->error("cannot send {} to worker pid {}: {}", SignalName(signal_number),
                                 pid, std::strerror(errno));
     }
+    // A stopped process (SIGSTOP, a debugger, Ctrl-Z) holds a catchable signal until continued:
+    // SIGCONT after it, as systemd does, so a stopped worker ends within its grace too.
+    if (signal_number != SIGKILL && ::kill(-pid, SIGCONT) != 0 && errno != ESRCH) {
+      GetLogger("agent")->error("cannot send SIGCONT to worker pid {}: {}", pid,
+                                std::strerror(errno));
+    }
   }
 }
 

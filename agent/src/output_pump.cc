@@ -7,9 +7,17 @@
 
 namespace ddprun {
 
-OutputPump::OutputPump(boost::asio::io_context& io, int pipe_fd, int console_fd, std::string prefix,
+OutputPump::OutputPump(boost::asio::io_context& io, int pipe_fd, bool terminal,
+                       std::shared_ptr<SharedConsole> console, int console_fd, std::string prefix,
                        int file_fd)
-    : pipe_(io, pipe_fd), console_fd_(console_fd), prefix_(std::move(prefix)), file_fd_(file_fd) {
+    : pipe_(io, pipe_fd),
+      terminal_(terminal),
+      terminal_drain_(io),
+      shared_console_(std::move(console)),
+      console_fd_(console_fd),
+      file_fd_(file_fd),
+      console_(std::move(prefix)),
+      partial_flush_(io) {
   pipe_.non_blocking(true);
 }
 
@@ -41,18 +49,39 @@ void OutputPump::Forward(std::string_view chunk) {
   // Output errors (a full disk, a closed console) never stop the supervisor: they are dropped.
   if (file_fd_ >= 0) (void)WriteAll(file_fd_, chunk, "a worker's log file");
   if (console_fd_ < 0) return;
-  splitter_.Append(chunk, [this](std::string_view line) { WriteConsoleLine(line); });
+  console_.Append(chunk, [this](std::string_view bytes) { WriteConsole(bytes); });
+  if (console_.holds_partial()) SchedulePartialFlush();
 }
 
-void OutputPump::WriteConsoleLine(std::string_view line) {
-  std::string out;
-  out.reserve(prefix_.size() + line.size() + 1);
-  out.append(prefix_).append(line).push_back('\n');
-  // One write: lines of different workers never interleave.
-  (void)WriteAll(console_fd_, out, "the console");
+void OutputPump::WriteConsole(std::string_view bytes) {
+  shared_console_->Write(console_fd_, console_, bytes);
+}
+
+void OutputPump::SchedulePartialFlush() {
+  partial_flush_.expires_after(kPartialLineDelay);  // cancels the wait before, if any
+  partial_flush_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+    if (error || self->closed_) return;
+    self->console_.FlushPartial([&](std::string_view bytes) { self->WriteConsole(bytes); });
+  });
 }
 
 void OutputPump::Finish() {
+  if (closed_ || finishing_ || draining_terminal_) return;
+  if (!terminal_) return FinishNow();
+  // Reads go on until the terminal reports its end (EIO, once every holder of its other end is
+  // gone) or the drain time passes.
+  draining_terminal_ = true;
+  terminal_drain_.expires_after(kTerminalDrain);
+  terminal_drain_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+    if (!error) self->FinishNow();
+  });
+}
+
+void OutputPump::Resize(const TerminalSize& size) {
+  if (terminal_ && !closed_) (void)ResizeTerminal(pipe_.native_handle(), size);
+}
+
+void OutputPump::FinishNow() {
   if (closed_ || finishing_) return;
   finishing_ = true;
   if (!reading_) {
@@ -78,9 +107,12 @@ void OutputPump::Close() {
   if (closed_) return;
   closed_ = true;
   if (console_fd_ >= 0) {
-    splitter_.Flush([this](std::string_view line) { WriteConsoleLine(line); });
+    console_.Finish([this](std::string_view bytes) { WriteConsole(bytes); });
+    shared_console_->Forget(console_);
   }
   boost::system::error_code ignored;
+  partial_flush_.cancel();
+  terminal_drain_.cancel();
   pipe_.close(ignored);
   if (file_fd_ >= 0) {
     ::close(file_fd_);

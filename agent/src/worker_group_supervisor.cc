@@ -12,6 +12,7 @@
 
 #include "ddprun/agent/failure_capture.h"
 #include "ddprun/agent/group_stop.h"
+#include "ddprun/agent/input_forwarder.h"
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
@@ -57,8 +58,15 @@ struct WorkerGroupSupervisor::Impl {
         stop_signals(io, SIGINT, SIGTERM, SIGHUP),
         output_router(io, options.output),
         group_stop(io, options.shutdown_timeout, options.kill_timeout),
+        window_changes(io),
         log(GetLogger("agent")) {
     stop_signals.add(SIGQUIT);
+    if (options.input == SupervisorOptions::Input::kRankZero &&
+        InputForwarder::CanForward(STDIN_FILENO)) {
+      input_forwarder = std::make_unique<InputForwarder>(
+          io, STDIN_FILENO, [this] { output_router.LineEnteredByUser(); });
+    }
+    if (options.window_size_source >= 0) window_changes.add(SIGWINCH);
   }
 
   boost::asio::io_context& io;
@@ -68,6 +76,8 @@ struct WorkerGroupSupervisor::Impl {
   boost::asio::signal_set stop_signals;
   OutputRouter output_router;
   GroupStop group_stop;
+  boost::asio::signal_set window_changes;
+  std::unique_ptr<InputForwarder> input_forwarder;  // kRankZero from a terminal, pipe or socket
   std::shared_ptr<spdlog::logger> log;
 
   Phase phase = Phase::kWaitingForRound;
@@ -173,13 +183,44 @@ struct WorkerGroupSupervisor::Impl {
     });
   }
 
+  void WatchWindowChanges() {
+    window_changes.async_wait([this](const boost::system::error_code& error, int) {
+      if (error) return;
+      const TerminalSize size = TerminalSizeOf(options.window_size_source);
+      for (auto& worker : workers) {
+        if (worker.alive) worker.output.Resize(size);
+      }
+      if (phase != Phase::kDone) WatchWindowChanges();
+    });
+  }
+
+  // Where a worker's stdin comes from.
+  InputChannel InputOf(const WorkerPlacement& placement) const {
+    switch (options.input) {
+      case SupervisorOptions::Input::kNobody:
+        return InputChannel::kNull;
+      case SupervisorOptions::Input::kEveryWorker:
+        return InputChannel::kInherited;
+      case SupervisorOptions::Input::kRankZero:
+        if (placement.global_rank != 0) return InputChannel::kNull;
+        // A file (or /dev/null) is read by the worker itself, from where the last one stopped.
+        return input_forwarder ? InputChannel::kForwarded : InputChannel::kInherited;
+    }
+    return InputChannel::kNull;
+  }
+
   size_t AliveCount() const {
     size_t alive = 0;
     for (const auto& worker : workers) alive += worker.alive ? 1 : 0;
     return alive;
   }
 
+  void EndLeftovers() {
+    if (options.end_leftovers) options.end_leftovers(AlivePids());
+  }
+
   void StartAttempt() {
+    EndLeftovers();  // what the last attempt's workers left, should it not have stopped
     phase = Phase::kRunning;
     ++attempt;
     failures.clear();  // the report covers the round that gave up; earlier ones were restarted
@@ -207,12 +248,20 @@ struct WorkerGroupSupervisor::Impl {
     RETURN_IF_ERROR(layout.PrepareWorkerDir(attempt, local_rank));
     worker.error_file = layout.ErrorFile(attempt, local_rank);
     auto environment = options.environment(worker.placement, round, worker.error_file);
-    ASSIGN_OR_RETURN(auto spawned, SpawnWorker(options.worker_argv, ToEnvp(environment)));
+    SpawnOptions how = options.spawn;
+    how.stdin_channel = InputOf(worker.placement);
+    if (options.window_size_source >= 0) {
+      how.terminal_size = TerminalSizeOf(options.window_size_source);
+    }
+    ASSIGN_OR_RETURN(auto spawned, SpawnWorker(options.worker_argv, ToEnvp(environment), how));
     worker.pid = spawned.pid;
     worker.alive = true;
-    worker.output = output_router.Route(local_rank, worker.placement.global_rank, spawned.stdout_fd,
-                                        spawned.stderr_fd, layout.StdoutLog(attempt, local_rank),
+    worker.output = output_router.Route(local_rank, worker.placement.global_rank, spawned, how,
+                                        layout.StdoutLog(attempt, local_rank),
                                         layout.StderrLog(attempt, local_rank));
+    if (spawned.stdin_fd >= 0) {
+      input_forwarder->SetTarget(spawned.stdin_fd, how.stdout_channel == OutputChannel::kTerminal);
+    }
     return Status::Ok();
   }
 
@@ -252,6 +301,8 @@ struct WorkerGroupSupervisor::Impl {
   void OnWorkerExit(Worker& worker, int wait_status) {
     worker.alive = false;
     worker.output.Finish();
+    // Input typed from now on waits for the next attempt's rank 0.
+    if (input_forwarder && worker.placement.global_rank == 0) input_forwarder->SetTarget(-1, false);
     const bool success = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
     if (phase == Phase::kRunning) {
       if (success) {
@@ -340,6 +391,7 @@ struct WorkerGroupSupervisor::Impl {
   void OnGroupStopped() {
     if (phase != Phase::kStopping) return;
     group_stop.Cancel();
+    EndLeftovers();
     switch (after_stop) {
       case AfterStop::kRejoin:
         phase = Phase::kWaitingForRound;
@@ -374,11 +426,14 @@ struct WorkerGroupSupervisor::Impl {
   // Ends the run: cancels every watch, so io.run() returns once the output pumps have
   // forwarded what the workers wrote.
   void Finish(int status) {
+    EndLeftovers();
     phase = Phase::kDone;
     exit_status = status;
     boost::system::error_code ignored;
     children.cancel(ignored);
     stop_signals.cancel(ignored);
+    window_changes.cancel(ignored);
+    if (input_forwarder) input_forwarder->Stop();
     group_stop.Cancel();
   }
 };
@@ -391,6 +446,7 @@ WorkerGroupSupervisor::~WorkerGroupSupervisor() = default;
 int WorkerGroupSupervisor::Run() {
   impl_->WatchChildren();
   impl_->WatchStopSignals();
+  impl_->WatchWindowChanges();
   impl_->Begin();
   impl_->io.run();
   if (!impl_->failure_report.empty()) {

@@ -5,20 +5,30 @@
 
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include "ddprun/base/logging.h"
 
 namespace ddprun {
 
-WorkerOutput OutputRouter::Route(int local_rank, int global_rank, int stdout_fd, int stderr_fd,
-                                 const std::string& stdout_log, const std::string& stderr_log) {
-  const std::string prefix = "[rank" + std::to_string(global_rank) + "]: ";
-  return {Pump(local_rank, StdStreams::kStdout, stdout_fd, prefix, stdout_log),
-          Pump(local_rank, StdStreams::kStderr, stderr_fd, prefix, stderr_log)};
+OutputRouter::OutputRouter(boost::asio::io_context& io, OutputRoutingOptions options)
+    : io_(io), options_(std::move(options)) {
+  std::tie(console_stdout_, console_stderr_) =
+      SharedConsole::For(options_.console_stdout, options_.console_stderr);
 }
 
-std::shared_ptr<OutputPump> OutputRouter::Pump(int local_rank, StdStreams stream, int pipe_fd,
-                                               const std::string& prefix,
+WorkerOutput OutputRouter::Route(int local_rank, int global_rank, const SpawnedWorker& spawned,
+                                 const SpawnOptions& spawned_as, const std::string& stdout_log,
+                                 const std::string& stderr_log) {
+  const std::string prefix = "[rank" + std::to_string(global_rank) + "]: ";
+  return {Pump(local_rank, StdStreams::kStdout, spawned.stdout_fd,
+               spawned_as.stdout_channel == OutputChannel::kTerminal, prefix, stdout_log),
+          Pump(local_rank, StdStreams::kStderr, spawned.stderr_fd,
+               spawned_as.stderr_channel == OutputChannel::kTerminal, prefix, stderr_log)};
+}
+
+std::shared_ptr<OutputPump> OutputRouter::Pump(int local_rank, StdStreams stream, int fd,
+                                               bool terminal, const std::string& prefix,
                                                const std::string& log_file) {
   const bool redirected = Includes(options_.redirects.For(local_rank), stream);
   const bool to_file = redirected || Includes(options_.tee.For(local_rank), stream);
@@ -35,8 +45,9 @@ std::shared_ptr<OutputPump> OutputRouter::Pump(int local_rank, StdStreams stream
   const bool console = (shown && !redirected) || (to_file && file_fd < 0);
   const int console_fd =
       stream == StdStreams::kStdout ? options_.console_stdout : options_.console_stderr;
-  auto pump =
-      std::make_shared<OutputPump>(io_, pipe_fd, console ? console_fd : -1, prefix, file_fd);
+  auto pump = std::make_shared<OutputPump>(
+      io_, fd, terminal, stream == StdStreams::kStdout ? console_stdout_ : console_stderr_,
+      console ? console_fd : -1, prefix, file_fd);
   pump->Start();
   return pump;
 }

@@ -3,8 +3,10 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,25 +44,54 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
   return Status::Ok();
 }
 
-// In the child: sends errno to the parent through report_fd and exits 127.
-[[noreturn]] void ReportErrnoAndExit(int report_fd) {
-  int error = errno;
-  ssize_t ignored = ::write(report_fd, &error, sizeof(error));
+// What the child was doing when it failed, reported with errno.
+enum class ChildStep : int { kSetUp = 0, kJoinCgroup = 1, kExec = 2 };
+
+struct ChildFailure {
+  ChildStep step;
+  int error;
+};
+
+// In the child: sends the step and errno to the parent through report_fd and exits 127.
+[[noreturn]] void ReportErrnoAndExit(int report_fd, ChildStep step) {
+  const ChildFailure failure{step, errno};
+  ssize_t ignored = ::write(report_fd, &failure, sizeof(failure));
   (void)ignored;
   ::_exit(127);
 }
 
+// The descriptors the child puts in place, and what it sets up, prepared before fork.
+struct ChildSetup {
+  int stdin_fd;
+  int stdout_fd;
+  int stderr_fd;
+  int controlling_terminal;       // -1: none, and the child only gets a process group of its own
+  const char* cgroup_procs_file;  // null: none
+};
+
 // Runs in the child between fork and exec: async-signal-safe calls only. Reports a failure's
-// errno through report_fd and exits 127.
+// step and errno through report_fd and exits 127.
 [[noreturn]] void ExecChild(pid_t parent, const char* path, char* const argv[], char* const envp[],
-                            int stdin_fd, int stdout_fd, int stderr_fd, int report_fd) {
-  auto fail = [report_fd] { ReportErrnoAndExit(report_fd); };
-  if (::setpgid(0, 0) != 0) fail();
+                            const ChildSetup& setup, int report_fd) {
+  auto fail = [report_fd] { ReportErrnoAndExit(report_fd, ChildStep::kSetUp); };
+  if (setup.controlling_terminal >= 0) {
+    // A session of its own (its own process group too) whose controlling terminal is its stdout.
+    if (::setsid() < 0 || ::ioctl(setup.controlling_terminal, TIOCSCTTY, 0) != 0) fail();
+  } else if (::setpgid(0, 0) != 0) {
+    fail();
+  }
+  if (setup.cgroup_procs_file != nullptr) {
+    const int procs = ::open(setup.cgroup_procs_file, O_WRONLY | O_CLOEXEC);
+    if (procs < 0 || ::write(procs, "0", 1) != 1) {
+      ReportErrnoAndExit(report_fd, ChildStep::kJoinCgroup);
+    }
+    ::close(procs);
+  }
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail();
   // The parent may have died before prctl took effect: then nobody would ever signal us.
   if (::getppid() != parent) ::_exit(127);
-  if (::dup2(stdin_fd, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 ||
-      ::dup2(stderr_fd, STDERR_FILENO) < 0) {
+  if (::dup2(setup.stdin_fd, STDIN_FILENO) < 0 || ::dup2(setup.stdout_fd, STDOUT_FILENO) < 0 ||
+      ::dup2(setup.stderr_fd, STDERR_FILENO) < 0) {
     fail();
   }
   // Dispositions set to "ignore" survive exec (the agent ignores SIGPIPE); handlers do not.
@@ -73,7 +104,34 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
   sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
   ::execve(path, argv, envp);
-  ReportErrnoAndExit(report_fd);
+  ReportErrnoAndExit(report_fd, ChildStep::kExec);
+}
+
+// A pseudo-terminal pair: raw output (no '\n' to "\r\n"), no echo, of `size`.
+Status OpenTerminal(Fd& master, Fd& slave, const TerminalSize& size) {
+  master.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (master.get() < 0) return ErrnoError("opening a pseudo-terminal for a worker", errno);
+  char name[128];
+  if (::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0 ||
+      ::ptsname_r(master.get(), name, sizeof(name)) != 0) {
+    return ErrnoError("preparing a pseudo-terminal for a worker", errno);
+  }
+  slave.reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (slave.get() < 0) return ErrnoError(std::string("opening ") + name, errno);
+  termios mode{};
+  if (::tcgetattr(slave.get(), &mode) != 0) return ErrnoError("reading a terminal's mode", errno);
+  mode.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+  mode.c_lflag &= ~static_cast<tcflag_t>(ECHO | ECHONL);
+  if (::tcsetattr(slave.get(), TCSANOW, &mode) != 0) {
+    return ErrnoError("setting a terminal's mode", errno);
+  }
+  return ResizeTerminal(master.get(), size);
+}
+
+// The two ends of one output stream: a pipe or a terminal.
+Status OpenOutput(OutputChannel channel, const TerminalSize& size, Fd& ours, Fd& theirs) {
+  if (channel == OutputChannel::kTerminal) return OpenTerminal(ours, theirs, size);
+  return MakePipe(ours, theirs);
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {
@@ -86,16 +144,55 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 
 }  // namespace
 
-Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
-                                  const std::vector<std::string>& envp) {
-  if (argv.empty()) return InvalidArgumentError("no worker program to start");
-  Fd stdin_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (stdin_fd.get() < 0) return ErrnoError("opening /dev/null for a worker's stdin", errno);
-  Fd out_read, out_write, err_read, err_write, report_read, report_write;
-  for (auto [read_end, write_end] :
-       {std::pair{&out_read, &out_write}, {&err_read, &err_write}, {&report_read, &report_write}}) {
-    RETURN_IF_ERROR(MakePipe(*read_end, *write_end));
+TerminalSize TerminalSizeOf(int fd) {
+  winsize window{};
+  if (::ioctl(fd, TIOCGWINSZ, &window) != 0) return {};
+  return {window.ws_row, window.ws_col};
+}
+
+Status ResizeTerminal(int master_fd, const TerminalSize& size) {
+  if (size.rows == 0 || size.cols == 0) return Status::Ok();
+  winsize window{size.rows, size.cols, 0, 0};
+  if (::ioctl(master_fd, TIOCSWINSZ, &window) != 0) {
+    return ErrnoError("setting a worker's terminal size", errno);
   }
+  return Status::Ok();
+}
+
+Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& envp,
+                                  const SpawnOptions& options) {
+  if (argv.empty()) return InvalidArgumentError("no worker program to start");
+  Fd out_ours, out_theirs, err_ours, err_theirs, report_read, report_write;
+  RETURN_IF_ERROR(OpenOutput(options.stdout_channel, options.terminal_size, out_ours, out_theirs));
+  RETURN_IF_ERROR(OpenOutput(options.stderr_channel, options.terminal_size, err_ours, err_theirs));
+  RETURN_IF_ERROR(MakePipe(report_read, report_write));
+  const bool stdout_terminal = options.stdout_channel == OutputChannel::kTerminal;
+  // The worker's stdin, and (forwarded) the end its input is written to.
+  Fd in_theirs, in_ours;
+  int stdin_fd = STDIN_FILENO;  // kInherited
+  switch (options.stdin_channel) {
+    case InputChannel::kNull:
+      in_theirs.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+      if (in_theirs.get() < 0) return ErrnoError("opening /dev/null for a worker's stdin", errno);
+      stdin_fd = in_theirs.get();
+      break;
+    case InputChannel::kInherited:
+      break;
+    case InputChannel::kForwarded:
+      if (stdout_terminal) {
+        in_ours.reset(::fcntl(out_ours.get(), F_DUPFD_CLOEXEC, 0));
+        if (in_ours.get() < 0) return ErrnoError("sharing a worker's terminal", errno);
+        stdin_fd = out_theirs.get();
+      } else {
+        RETURN_IF_ERROR(MakePipe(in_theirs, in_ours));
+        stdin_fd = in_theirs.get();
+      }
+      break;
+  }
+  const ChildSetup setup{
+      stdin_fd, out_theirs.get(), err_theirs.get(), stdout_terminal ? out_theirs.get() : -1,
+      options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str()};
   // Everything the child needs is prepared before fork: it may not allocate.
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_envp = CStrings(envp);
@@ -103,29 +200,39 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
 
   const pid_t pid = ::fork();
   if (pid < 0) return ErrnoError("fork for worker " + argv[0], errno);
-  if (pid == 0) {
-    ExecChild(parent, c_argv[0], c_argv.data(), c_envp.data(), stdin_fd.get(), out_write.get(),
-              err_write.get(), report_write.get());
-  }
-  // Also from this side, so that signalling the group works even before the child ran.
-  ::setpgid(pid, pid);
+  if (pid == 0)
+    ExecChild(parent, c_argv[0], c_argv.data(), c_envp.data(), setup, report_write.get());
+  // Also from this side, so that signalling the group works even before the child ran (a
+  // session leader's group exists already: then this fails, harmlessly).
+  if (!stdout_terminal) ::setpgid(pid, pid);
   report_write.reset();
-  out_write.reset();
-  err_write.reset();
+  out_theirs.reset();
+  err_theirs.reset();
+  in_theirs.reset();
 
-  // The report pipe closes on exec (success) or carries errno (failure).
-  int child_errno = 0;
+  // The report pipe closes on exec (success) or carries the failure.
+  ChildFailure failure{};
   ssize_t n;
   do {
-    n = ::read(report_read.get(), &child_errno, sizeof(child_errno));
+    n = ::read(report_read.get(), &failure, sizeof(failure));
   } while (n < 0 && errno == EINTR);
-  if (n == sizeof(child_errno)) {
+  if (n == sizeof(failure)) {
     int status;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return ErrnoError("exec " + argv[0], child_errno);
+    switch (failure.step) {
+      case ChildStep::kSetUp:
+        return ErrnoError("setting up the process for worker " + argv[0], failure.error);
+      case ChildStep::kJoinCgroup:
+        return ErrnoError(
+            "moving worker " + argv[0] + " into the job's cgroup " + options.cgroup_procs_file,
+            failure.error);
+      case ChildStep::kExec:
+        break;
+    }
+    return ErrnoError("exec " + argv[0], failure.error);
   }
-  return SpawnedWorker{pid, out_read.release(), err_read.release()};
+  return SpawnedWorker{pid, out_ours.release(), err_ours.release(), in_ours.release()};
 }
 
 }  // namespace ddprun

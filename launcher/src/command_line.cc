@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "ddprun/agent/run_log_layout.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/hex.h"
 #include "ddprun/base/parsing.h"
@@ -28,6 +27,8 @@ constexpr int kMaxProcsPerNode = 1024;
 
 // What CLI11 fills in; turned into a LaunchConfig by Resolve().
 struct RawOptions {
+  std::string tty = "auto";
+  std::string stdin_to = "0";
   std::string nproc_per_node = "1";
   std::string nnodes = "1:1";
   std::string rdzv_backend = "static";
@@ -254,6 +255,16 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
   app.add_option("--local_ranks_filter,--local-ranks-filter", raw.local_ranks_filter,
                  "Show console output of these local ranks only, e.g. 0,3")
       ->envname(pet("LOCAL_RANKS_FILTER"));
+  app.add_option("--tty", raw.tty,
+                 "Give each worker's stdout and stderr a pseudo-terminal when ddprun's own is a "
+                 "terminal (auto), always, or never (pipes)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  app.add_option("--stdin", raw.stdin_to,
+                 "Where ddprun's stdin goes: 0 (the worker of global rank 0), none (/dev/null "
+                 "for all), or all (every local worker reads it, as under torchrun)")
+      ->check(CLI::IsMember({"0", "none", "all"}))
+      ->capture_default_str();
   app.add_option("--node_rank,--node-rank", raw.node_rank, "This node's rank (static rendezvous)")
       ->envname(pet("NODE_RANK"))
       ->capture_default_str();
@@ -373,6 +384,12 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (raw.role.empty()) return InvalidArgumentError("--role must not be empty");
   config.role = raw.role;
 
+  config.tty = raw.tty == "always"  ? LaunchConfig::Tty::kAlways
+               : raw.tty == "never" ? LaunchConfig::Tty::kNever
+                                    : LaunchConfig::Tty::kAuto;
+  config.stdin_to = raw.stdin_to == "none"  ? LaunchConfig::Stdin::kNone
+                    : raw.stdin_to == "all" ? LaunchConfig::Stdin::kAll
+                                            : LaunchConfig::Stdin::kRankZero;
   ASSIGN_OR_RETURN(config.redirects, ParsePerRankStreams("--redirects", raw.redirects));
   ASSIGN_OR_RETURN(config.tee, ParsePerRankStreams("--tee", raw.tee));
   if (!raw.local_ranks_filter.empty()) {

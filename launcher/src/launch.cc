@@ -10,11 +10,14 @@
 #include <filesystem>
 #include <iostream>
 
+#include "ddprun/agent/job_cgroup.h"
+#include "ddprun/agent/leftover_sweep.h"
 #include "ddprun/agent/worker_group_supervisor.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/version.h"
 #include "ddprun/launcher/command_line.h"
 #include "ddprun/launcher/status_command.h"
+#include "ddprun/rendezvous/grpc_logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "node_setup.h"
 #include "rendezvous_node.h"
@@ -64,12 +67,77 @@ std::string ProgramLabel(const LaunchConfig& config) {
   return label;
 }
 
+// The job's cgroup, or null (said once at debug level) where none can be made or
+// DDPRUN_JOB_CGROUP=off: then the child subreaper alone finds what the workers leave.
+std::unique_ptr<JobCgroup> MakeJobCgroup() {
+  auto log = GetLogger("launcher");
+  const char* setting = std::getenv("DDPRUN_JOB_CGROUP");
+  if (setting != nullptr && std::string(setting) == "off") {
+    log->debug("DDPRUN_JOB_CGROUP=off: no cgroup for the job's workers");
+    return nullptr;
+  }
+  auto cgroup = JobCgroup::Create();
+  if (!cgroup.ok()) {
+    log->debug(
+        "no cgroup for the job's workers ({}); what they leave behind is found through "
+        "the child subreaper, and survives a SIGKILL of ddprun",
+        cgroup.status().message());
+    return nullptr;
+  }
+  log->debug("the job's workers run in the cgroup {}", cgroup.value()->path());
+  return std::move(cgroup).value();
+}
+
+// Each worker stream is a pseudo-terminal where ddprun's own is one (--tty=auto), and follows
+// the size of ddprun's terminal; ddprun's stdin goes where --stdin says.
+void SetUpTerminalsAndInput(const LaunchConfig& config, SupervisorOptions& options) {
+  auto terminal_for = [&](int console_fd) {
+    const bool terminal = config.tty == LaunchConfig::Tty::kAlways ||
+                          (config.tty == LaunchConfig::Tty::kAuto && ::isatty(console_fd) == 1);
+    return terminal ? OutputChannel::kTerminal : OutputChannel::kPipe;
+  };
+  options.spawn.stdout_channel = terminal_for(STDOUT_FILENO);
+  options.spawn.stderr_channel = terminal_for(STDERR_FILENO);
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO}) {
+    if (::isatty(fd) == 1) {
+      options.window_size_source = fd;
+      break;
+    }
+  }
+  // A terminal of unknown size (--tty=always, no terminal here) gets the customary 24 x 80.
+  options.spawn.terminal_size = {24, 80};
+  switch (config.stdin_to) {
+    case LaunchConfig::Stdin::kRankZero:
+      options.input = SupervisorOptions::Input::kRankZero;
+      // In the background of its terminal ddprun cannot read it; the read fails and is retried
+      // instead of stopping ddprun.
+      ::signal(SIGTTIN, SIG_IGN);
+      break;
+    case LaunchConfig::Stdin::kNone:
+      options.input = SupervisorOptions::Input::kNobody;
+      break;
+    case LaunchConfig::Stdin::kAll:
+      options.input = SupervisorOptions::Input::kEveryWorker;
+      break;
+  }
+}
+
 }  // namespace
 
 int Launch(const LaunchConfig& config) {
   auto log = GetLogger("launcher");
   // A closed console must not kill the agent; output errors are ignored instead.
   ::signal(SIGPIPE, SIG_IGN);
+
+  // Nothing the job starts outlives it: orphans become this process's children, and where a
+  // cgroup can be made the workers run in it. Made first: its guardian is forked before any
+  // thread starts.
+  if (Status s = BecomeChildSubreaper(); !s.ok()) log->debug("{}", s.message());
+  std::unique_ptr<JobCgroup> cgroup = MakeJobCgroup();
+  std::vector<pid_t> spared;
+  if (cgroup) spared.push_back(cgroup->guardian_pid());
+  const LeftoverSweep leftovers(cgroup.get(), spared, config.shutdown_timeout,
+                                SupervisorOptions().kill_timeout);
 
   std::optional<TemporaryDirectory> temporary_logs;
   std::string log_dir;
@@ -106,8 +174,22 @@ int Launch(const LaunchConfig& config) {
   options.output.redirects = config.redirects;
   options.output.tee = config.tee;
   options.output.local_ranks_filter = config.local_ranks_filter;
-  options.log_layout = RunLogLayout(log_dir, config.run_id);
+  auto layout = RunLogLayout::Claim(log_dir, config.run_id);
+  if (!layout.ok()) {
+    std::fprintf(stderr, "ddprun: error: %s\n", layout.status().message().c_str());
+    return 1;
+  }
+  if (layout->renamed()) {
+    std::fprintf(stderr, "ddprun: %s/%s holds an earlier run's logs; this run's go to %s\n",
+                 log_dir.c_str(), config.run_id.c_str(), layout->run_dir().c_str());
+  }
+  options.log_layout = std::move(layout).value();
   options.shutdown_timeout = config.shutdown_timeout;
+  if (cgroup) options.spawn.cgroup_procs_file = cgroup->procs_file();
+  SetUpTerminalsAndInput(config, options);
+  options.end_leftovers = [&leftovers](const std::vector<pid_t>& running_workers) {
+    leftovers.EndAll(running_workers);
+  };
 
   // Single node: an embedded store and a MASTER_PORT of our own; the node decides restarts.
   // Multi-node: the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank
@@ -161,6 +243,7 @@ int Launch(const LaunchConfig& config) {
 }
 
 int LauncherMain(int argc, char** argv) {
+  RouteGrpcLogsToDebug();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args.front() == "status") {
     return StatusMain({args.begin() + 1, args.end()});

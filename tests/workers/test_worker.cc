@@ -21,7 +21,14 @@
 //                            N, else wait for a stop signal as wait-for-signal does
 //   store                    exercise every store operation against the job's store
 //   touch PATH               create PATH (proves the program was started)
+//   terminal                 print which of stdin, stdout, stderr are terminals, the stdout
+//                            terminal's size, and a word in green where stdout is a terminal
+//   stdio-lines              print three lines through C stdio left as the C library sets it
+//                            up (line-buffered on a terminal, block-buffered on a pipe), half a
+//                            second apart
+//   window-change            print the terminal's size, then again once SIGWINCH arrives
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -215,9 +222,46 @@ int ExerciseStore() {
 
 }  // namespace
 
+// What a terminal-aware program sees: isatty on each stream, the size, colour where it can.
+int DescribeTerminal() {
+  winsize window{};
+  ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window);
+  std::printf("stdin=%d stdout=%d stderr=%d rows=%d cols=%d\n", ::isatty(STDIN_FILENO),
+              ::isatty(STDOUT_FILENO), ::isatty(STDERR_FILENO), window.ws_row, window.ws_col);
+  std::printf(::isatty(STDOUT_FILENO) ? "\x1b[32mgreen\x1b[0m\n" : "plain\n");
+  return 0;
+}
+
+int StdioLines() {
+  for (int i = 1; i <= 3; ++i) {
+    std::printf("stdio line %d\n", i);
+    if (i < 3) ::usleep(500'000);
+  }
+  return 0;
+}
+
+volatile sig_atomic_t window_changed = 0;
+
+int WindowChange() {
+  signal(SIGWINCH, [](int) { window_changed = 1; });
+  auto print_size = [] {
+    winsize window{};
+    ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window);
+    std::printf("size %dx%d\n", window.ws_row, window.ws_col);
+  };
+  print_size();
+  for (int i = 0; i < 200 && !window_changed; ++i) ::usleep(50'000);  // 10 s at most
+  print_size();
+  return window_changed ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string mode = argc > 1 ? argv[1] : "";
+  // C stdio as the C library sets it up, for the modes that show what a terminal changes.
+  if (mode == "terminal") return DescribeTerminal();
+  if (mode == "stdio-lines") return StdioLines();
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (mode == "window-change") return WindowChange();
   auto arg = [&](int i) { return argc > i ? std::atoi(argv[i]) : 0; };
   if (mode == "env") return PrintEnvironment();
   if (mode == "args") {

@@ -100,3 +100,24 @@ TEST_CASE(
   CHECK(ReadFile(logs.path() + "/teed/attempt_0/0/stdout.log") == "arg[0]=hi\n");
   CHECK_FALSE(std::filesystem::exists(logs.path() + "/teed/attempt_0/1/stdout.log"));
 }
+
+TEST_CASE(
+    "a rerun with the same run id and --log_dir keeps the earlier run's logs and says where "
+    "its own go") {
+  ScratchDir logs;
+  auto run = [&](const std::string& word) {
+    return Run(Ddprun({"--standalone", "--nproc_per_node=1", "--redirects=3",
+                       "--log_dir=" + logs.path(), "--run_id=again", kTestWorker, "args", word}));
+  };
+  const auto first = run("first");
+  const auto second = run("second");
+  const auto third = run("third");
+  REQUIRE(first.code() == 0);
+  REQUIRE(second.code() == 0);
+  REQUIRE(third.code() == 0);
+  CHECK(ReadFile(logs.path() + "/again/attempt_0/0/stdout.log") == "arg[0]=first\n");
+  CHECK(ReadFile(logs.path() + "/again.1/attempt_0/0/stdout.log") == "arg[0]=second\n");
+  CHECK(ReadFile(logs.path() + "/again.2/attempt_0/0/stdout.log") == "arg[0]=third\n");
+  CHECK(Count(first.err, "holds an earlier run's logs") == 0);
+  CHECK(Count(second.err, "this run's go to " + logs.path() + "/again.1") == 1);
+}

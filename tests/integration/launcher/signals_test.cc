@@ -87,8 +87,7 @@ TEST_CASE("a worker that exits 0 while the others run does not end the job") {
   REQUIRE(exit);
   CHECK(exit->exit_code == 0);
   for (int rank : {1, 2}) {
-    const std::vector<std::string> expected = {"ready " + std::to_string(pids[rank]),
-                                               "got SIGHUP"};
+    const std::vector<std::string> expected = {"ready " + std::to_string(pids[rank]), "got SIGHUP"};
     CHECK(RankLines(ddprun.stdout_text(), rank) == expected);
   }
 }

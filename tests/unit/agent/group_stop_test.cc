@@ -97,6 +97,36 @@ TEST_CASE("a group stop sends the signal, then SIGKILL to a worker that ignores 
   CHECK(stop.signal_sent() == SIGTERM);
 }
 
+TEST_CASE("a stopped worker gets the signal at once, not SIGKILL after the grace period") {
+  Children children;
+  // exec: a shell waiting in vfork for its child cannot stop until the child has exec'd.
+  const pid_t stopped = StartChild("echo ready; exec sleep 30");
+  children.running[stopped] = 0;
+  // Should the stop fail, the stopped group must not outlive the test.
+  struct KillOnExit {
+    Children& children;
+    pid_t pid;
+    ~KillOnExit() {
+      if (children.running.count(pid) == 0) return;  // reaped: the pid may be another's now
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } kill_on_exit{children, stopped};
+  REQUIRE(::kill(-stopped, SIGSTOP) == 0);
+  siginfo_t info{};
+  REQUIRE(::waitid(P_PID, static_cast<id_t>(stopped), &info, WSTOPPED | WNOWAIT) == 0);
+  boost::asio::io_context io;
+  GroupStop stop(io, 30s, 5s);  // a grace far beyond the test's own 20 s bound
+  stop.Begin(
+      SIGTERM, [&] { return children.Alive(); }, [](const std::vector<pid_t>&) {});
+  RunUntil(io, [&] { return children.Alive().empty(); });
+  stop.Cancel();
+  REQUIRE(children.ended.count(stopped) == 1);
+  const int status = children.ended[stopped];
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+}
+
 TEST_CASE(
     "a worker still there after SIGKILL and the kill timeout is given up on, not waited for") {
   // A process the supervisor believes alive though it cannot end (here: an exited child nobody

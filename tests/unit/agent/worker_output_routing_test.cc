@@ -52,8 +52,11 @@ std::pair<std::string, std::string> RouteOneWorker(OutputRoutingOptions options,
   options.console_stderr = console_err.write_end;
   boost::asio::io_context io;
   OutputRouter router(io, options);
-  WorkerOutput output = router.Route(1, 5, worker_out.read_end, worker_err.read_end,
-                                     log_dir + "/stdout.log", log_dir + "/stderr.log");
+  SpawnedWorker spawned;
+  spawned.stdout_fd = worker_out.read_end;
+  spawned.stderr_fd = worker_err.read_end;
+  WorkerOutput output =
+      router.Route(1, 5, spawned, SpawnOptions{}, log_dir + "/stdout.log", log_dir + "/stderr.log");
   REQUIRE(::write(worker_out.write_end, "to stdout\n", 10) == 10);
   REQUIRE(::write(worker_err.write_end, "to stderr\n", 10) == 10);
   ::close(worker_out.write_end);

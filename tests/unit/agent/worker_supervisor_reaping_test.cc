@@ -34,7 +34,7 @@ TEST_CASE("the supervisor reaps only its own workers, never another child of the
   options.coordinator = &coordinator;
   options.worker_argv = {"/bin/sh", "-c", "exit 0"};
   options.program_label = "sh";
-  options.log_layout = RunLogLayout(dir.path(), "reaping");
+  options.log_layout = RunLogLayout::Claim(dir.path(), "reaping").value();
   options.host = "127.0.0.1";
   options.environment = [](const WorkerPlacement&, const NodeAssignment&, const std::string&) {
     return CurrentEnvironment();

@@ -1,7 +1,7 @@
 // GroupStop: stopping a worker group within bounds. A signal (SIGTERM, or the one the agent was
-// sent) to each live worker's process group; SIGKILL to those still alive shutdown_timeout
-// later; kill_timeout after that, the survivors (stuck in the kernel) are given up on with an
-// error in the log. Every wait is bounded, whatever the workers do.
+// sent) to each live worker's process group, with SIGCONT so that a stopped worker gets it; SIGKILL
+// to those still alive shutdown_timeout later; kill_timeout after that, the survivors (stuck in the
+// kernel) are given up on with an error in the log. Every wait is bounded, whatever the workers do.
 //
 // The supervisor owns the workers and tells GroupStop, through `alive`, which still run; it
 // reaps them itself and calls Cancel once none is left. Runs on the supervisor's io_context;

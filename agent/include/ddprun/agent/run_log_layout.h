@@ -1,6 +1,8 @@
 // RunLogLayout: where a run's per-worker files live:
 //   <log_dir>/<run_id>/attempt_<n>/<local_rank>/{stdout.log,stderr.log,error.json}
-// (torchrun's layout, without its random suffix). Not thread-safe.
+// (torchrun's layout; torchrun adds a random suffix to <run_id>). A run never deletes or
+// overwrites an earlier run's logs: where <log_dir>/<run_id> exists, the run claims
+// <run_id>.1, <run_id>.2, ... instead. Not thread-safe.
 #pragma once
 
 #include <string>
@@ -11,23 +13,30 @@ namespace ddprun {
 
 class RunLogLayout {
  public:
-  RunLogLayout(std::string log_dir, std::string run_id)
-      : log_dir_(std::move(log_dir)), run_id_(std::move(run_id)) {}
+  // Creates <log_dir> (and its parents) and a run directory no other run has: <run_id>, or the
+  // first of <run_id>.1, <run_id>.2, ... that does not exist (mkdir decides, so two runs at once
+  // never share one).
+  static Result<RunLogLayout> Claim(const std::string& log_dir, const std::string& run_id);
+  // Over a run directory claimed before; empty: none (PrepareWorkerDir fails).
+  explicit RunLogLayout(std::string run_dir, bool renamed = false)
+      : run_dir_(std::move(run_dir)), renamed_(renamed) {}
+
+  // The directory claimed, and whether it is not <log_dir>/<run_id> (that one held an earlier
+  // run's logs).
+  const std::string& run_dir() const { return run_dir_; }
+  bool renamed() const { return renamed_; }
 
   std::string WorkerDir(int attempt, int local_rank) const;
   std::string StdoutLog(int attempt, int local_rank) const;
   std::string StderrLog(int attempt, int local_rank) const;
   std::string ErrorFile(int attempt, int local_rank) const;
 
-  // Creates the worker's directory (and its parents) and removes a stale error file left by an
-  // earlier run with the same run id.
+  // Creates the worker's directory (and its parents).
   Status PrepareWorkerDir(int attempt, int local_rank) const;
 
-  const std::string& log_dir() const { return log_dir_; }
-
  private:
-  std::string log_dir_;
-  std::string run_id_;
+  std::string run_dir_;
+  bool renamed_;
 };
 
 }  // namespace ddprun

@@ -37,6 +37,7 @@
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/agent/worker_output_routing.h"
+#include "ddprun/agent/worker_process.h"
 
 namespace ddprun {
 
@@ -46,10 +47,24 @@ struct SupervisorOptions {
   std::vector<std::string> worker_argv;     // resolved program path first
   std::string program_label;                // names the program in the failure report
   OutputRoutingOptions output;
-  RunLogLayout log_layout{"", ""};
+  RunLogLayout log_layout{""};  // required: RunLogLayout::Claim
   std::chrono::milliseconds shutdown_timeout{30'000};
   std::chrono::milliseconds kill_timeout{5'000};
   std::string host;
+  // How each worker is started: its output channels (pipes or terminals, of which size), the
+  // job's cgroup. Its stdin_channel is decided per worker from `input`.
+  SpawnOptions spawn;
+  enum class Input {
+    kNobody,      // every worker reads /dev/null
+    kRankZero,    // this process's stdin goes to the worker of global rank 0 (srun's default)
+    kEveryWorker  // every worker reads this process's stdin itself (as under torchrun)
+  };
+  Input input = Input::kNobody;
+  // When >= 0: a terminal whose size the workers' terminals follow (SIGWINCH).
+  int window_size_source = -1;
+  // Ends whatever the workers left running (LeftoverSweep) but `running_workers`: called before
+  // each attempt, once an attempt's workers have stopped, and at the end. None: nothing is done.
+  std::function<void(const std::vector<pid_t>& running_workers)> end_leftovers;
   // The environment of one worker in one round.
   std::function<EnvironmentMap(const WorkerPlacement& placement, const NodeAssignment& round,
                                const std::string& error_file)>

@@ -60,24 +60,38 @@ struct WorkerOutput {
     if (stdout_pump) stdout_pump->Finish();
     if (stderr_pump) stderr_pump->Finish();
   }
+  // The window was resized: so are the worker's terminals.
+  void Resize(const TerminalSize& size) {
+    if (stdout_pump) stdout_pump->Resize(size);
+    if (stderr_pump) stderr_pump->Resize(size);
+  }
 };
 
 class OutputRouter {
  public:
-  OutputRouter(boost::asio::io_context& io, OutputRoutingOptions options)
-      : io_(io), options_(std::move(options)) {}
+  OutputRouter(boost::asio::io_context& io, OutputRoutingOptions options);
 
-  // Starts pumping the worker's pipes (owned from here on) where the options send the streams
-  // of `local_rank`, with console lines prefixed "[rank<global_rank>]: ".
-  WorkerOutput Route(int local_rank, int global_rank, int stdout_fd, int stderr_fd,
-                     const std::string& stdout_log, const std::string& stderr_log);
+  // A line typed at ddprun's terminal ended (it echoed it): the consoles' open lines are over.
+  void LineEnteredByUser() {
+    console_stdout_->LineEnteredByUser();
+    console_stderr_->LineEnteredByUser();
+  }
+
+  // Starts pumping the worker's output (its descriptors, pipes or terminals as `spawned_as`
+  // says, are owned from here on) where the options send the streams of `local_rank`, with
+  // console lines prefixed "[rank<global_rank>]: ".
+  WorkerOutput Route(int local_rank, int global_rank, const SpawnedWorker& spawned,
+                     const SpawnOptions& spawned_as, const std::string& stdout_log,
+                     const std::string& stderr_log);
 
  private:
-  std::shared_ptr<OutputPump> Pump(int local_rank, StdStreams stream, int pipe_fd,
+  std::shared_ptr<OutputPump> Pump(int local_rank, StdStreams stream, int fd, bool terminal,
                                    const std::string& prefix, const std::string& log_file);
 
   boost::asio::io_context& io_;
   const OutputRoutingOptions options_;
+  std::shared_ptr<SharedConsole> console_stdout_;
+  std::shared_ptr<SharedConsole> console_stderr_;
 };
 
 }  // namespace ddprun

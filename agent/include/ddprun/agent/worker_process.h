@@ -1,8 +1,13 @@
 // SpawnWorker: the system calls that start one worker. The child runs in its own process group
 // (so a signal reaches everything it started), dies with SIGKILL when the thread that spawned it
 // exits (parent-death signal: call it from the thread that lives as long as the agent), starts
-// with an empty signal mask and default dispositions, reads /dev/null, and writes into two pipes
-// whose read ends the caller gets. Never blocks for longer than the exec takes.
+// with an empty signal mask and default dispositions, and writes into two pipes or
+// pseudo-terminals whose other ends the caller gets. Never blocks for longer than the exec takes.
+//
+// A worker given a terminal runs in a session of its own with its stdout terminal as controlling
+// terminal (so it gets SIGWINCH, and /dev/tty works), in raw output mode (a '\n' stays a '\n':
+// logs hold what the program wrote) and without echo (the user's own terminal echoes what they
+// type).
 #pragma once
 
 #include <sys/types.h>
@@ -17,14 +22,46 @@ namespace ddprun {
 
 struct SpawnedWorker {
   pid_t pid = -1;      // also the process group id
-  int stdout_fd = -1;  // read end, close-on-exec; the caller owns it
-  int stderr_fd = -1;  // read end, close-on-exec; the caller owns it
+  int stdout_fd = -1;  // the pipe's read end or the terminal's master; close-on-exec, owned
+  int stderr_fd = -1;  // the same for stderr
+  // InputChannel::kForwarded: where the worker's input is written (the pipe's write end, or the
+  // stdout terminal's master once more); -1 otherwise. Close-on-exec, owned.
+  int stdin_fd = -1;
 };
+
+enum class OutputChannel { kPipe, kTerminal };
+
+enum class InputChannel {
+  kNull,       // /dev/null
+  kInherited,  // this process's own stdin (a file, or every worker reading the same input)
+  kForwarded,  // SpawnedWorker::stdin_fd; with a stdout terminal, that terminal
+};
+
+// A terminal's size; 0 x 0 leaves the kernel's default.
+struct TerminalSize {
+  unsigned short rows = 0;
+  unsigned short cols = 0;
+};
+
+struct SpawnOptions {
+  OutputChannel stdout_channel = OutputChannel::kPipe;
+  OutputChannel stderr_channel = OutputChannel::kPipe;
+  InputChannel stdin_channel = InputChannel::kNull;
+  TerminalSize terminal_size;  // of the worker's terminals
+  // When not empty: the cgroup.procs file of the cgroup the worker joins before exec (JobCgroup).
+  std::string cgroup_procs_file;
+};
+
+// Sets the size of a terminal whose master is `master_fd` (its session gets SIGWINCH).
+Status ResizeTerminal(int master_fd, const TerminalSize& size);
+// The size of the terminal `fd` is; 0 x 0 when it is none.
+TerminalSize TerminalSizeOf(int fd);
 
 // Starts argv[0] (a path: no PATH search) with exactly `envp` as its environment.
 // On failure no process is left running and no descriptor is leaked; the error names the
 // program and the reason (for example "exec ./train: Permission denied").
 Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
-                                  const std::vector<std::string>& envp);
+                                  const std::vector<std::string>& envp,
+                                  const SpawnOptions& options = {});
 
 }  // namespace ddprun

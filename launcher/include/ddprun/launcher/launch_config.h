@@ -27,6 +27,14 @@ struct LaunchConfig {
   PerRankStreams redirects;                         // to files only
   PerRankStreams tee;                               // to files and the console
   std::optional<std::set<int>> local_ranks_filter;  // console output of these local ranks only
+  // --tty: give the workers pseudo-terminals where ddprun's stdout/stderr is one (auto), always,
+  // or never (pipes).
+  enum class Tty { kAuto, kAlways, kNever };
+  Tty tty = Tty::kAuto;
+  // --stdin: ddprun's stdin goes to global rank 0 ("0"), to nobody ("none"), or is read by
+  // every local worker itself ("all", as under torchrun).
+  enum class Stdin { kRankZero, kNone, kAll };
+  Stdin stdin_to = Stdin::kRankZero;
   std::string master_addr = "127.0.0.1";
   std::optional<int> master_port;                      // unset: a port reserved by ddprun
   std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace

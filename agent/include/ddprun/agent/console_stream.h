@@ -1,0 +1,52 @@
+// ConsoleStream: turns what one worker writes to one stream into the writes that put it on the
+// console it shares with the other workers, each line behind the rank's prefix ("[rank3]: ").
+//
+// A whole line goes out in one write (prefix, text, '\n'), so the lines of different workers never
+// tear. A partial line goes out at each '\r' (a progress bar redrawing itself, which then redraws
+// the prefix too) and whenever the owner calls FlushPartial (after at most 100 ms without its
+// end; a prompt), so that it shows as promptly as it would without ddprun; the prefix is written
+// only at the start of a line. A line longer than max_line_bytes goes out in pieces of that size,
+// each ended by '\n', so memory stays bounded whatever a worker writes. Not thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace ddprun {
+
+class ConsoleStream {
+ public:
+  using Write = std::function<void(std::string_view bytes)>;
+
+  explicit ConsoleStream(std::string prefix, size_t max_line_bytes = 1 << 20)
+      : prefix_(std::move(prefix)), max_line_bytes_(max_line_bytes) {}
+
+  // Writes every line `chunk` completes and the partial line up to its last '\r'; holds the rest.
+  void Append(std::string_view chunk, const Write& write);
+  // Writes the partial line held, if any.
+  void FlushPartial(const Write& write);
+  // At end of stream: writes the partial line held and ends it with '\n', so that what the
+  // console shows next starts on a line of its own.
+  void Finish(const Write& write);
+  // A partial line is held (FlushPartial would write something).
+  bool holds_partial() const { return !held_.empty(); }
+  // The console's cursor is on a line this stream left unfinished (after a partial line or a
+  // '\r'): another stream writing now would continue that line (SharedConsole).
+  bool line_open() const { return line_started_ || after_return_; }
+  // Another stream ended this stream's open line with '\n': its next bytes start a line anew,
+  // behind the prefix.
+  void Interrupt() { line_started_ = after_return_ = false; }
+
+ private:
+  // The prefix before `text` (part of the current line), unless the line's start is out already.
+  std::string_view PrefixFor(std::string_view text) const;
+
+  const std::string prefix_;
+  const size_t max_line_bytes_;
+  std::string held_;           // the current line's bytes not written yet
+  bool line_started_ = false;  // some of the current line is out (its prefix with it)
+  bool after_return_ = false;  // the last byte out was a '\r'
+};
+
+}  // namespace ddprun

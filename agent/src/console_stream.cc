@@ -1,0 +1,58 @@
+// ConsoleStream; see console_stream.h.
+#include "ddprun/agent/console_stream.h"
+
+namespace ddprun {
+
+std::string_view ConsoleStream::PrefixFor(std::string_view text) const {
+  if (line_started_) return {};
+  return text.empty() ? std::string_view() : std::string_view(prefix_);
+}
+
+void ConsoleStream::Append(std::string_view chunk, const Write& write) {
+  // Everything this chunk lets out, in one write: the console is written from one thread, so
+  // whole lines in one write never tear, and one write per chunk keeps the cost per line low.
+  std::string out;
+  while (!chunk.empty()) {
+    const size_t end = chunk.find_first_of("\n\r");
+    if (end == std::string_view::npos) {
+      held_.append(chunk);
+      while (held_.size() >= max_line_bytes_) {
+        const std::string_view piece = std::string_view(held_).substr(0, max_line_bytes_);
+        out.append(PrefixFor(piece)).append(piece).push_back('\n');
+        held_.erase(0, max_line_bytes_);
+        line_started_ = after_return_ = false;
+      }
+      break;
+    }
+    const char terminator = chunk[end];
+    held_.append(chunk.substr(0, end));
+    // An empty line still shows its prefix, but not the '\n' of a "\r\n" nor a lone '\r'.
+    const bool bare = held_.empty() && (terminator == '\r' || after_return_);
+    if (!bare && !line_started_) out.append(prefix_);
+    out.append(held_).push_back(terminator);
+    held_.clear();
+    // After '\r' the line is drawn again from its first column, prefix included.
+    line_started_ = false;
+    after_return_ = terminator == '\r';
+    chunk.remove_prefix(end + 1);
+  }
+  if (!out.empty()) write(out);
+}
+
+void ConsoleStream::FlushPartial(const Write& write) {
+  if (held_.empty()) return;
+  std::string out;
+  out.append(PrefixFor(held_)).append(held_);
+  held_.clear();
+  line_started_ = true;
+  after_return_ = false;
+  write(out);
+}
+
+void ConsoleStream::Finish(const Write& write) {
+  FlushPartial(write);
+  if (line_started_) write("\n");
+  line_started_ = after_return_ = false;
+}
+
+}  // namespace ddprun

@@ -1,0 +1,132 @@
+// ddprun at a terminal behaves as the program would alone: a real pseudo-terminal (the test's)
+// runs ddprun, whose workers then get pseudo-terminals of their own: progress bars and prompts
+// show as they are written, C stdio is line-buffered, colours appear, the window's size follows,
+// and what is typed reaches rank 0. With --tty=never, or when ddprun's output is not a terminal,
+// workers get pipes as before.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "integration/launcher/launcher_test_support.h"
+#include "support/skip.h"
+#include "support/terminal_process.h"
+
+using namespace ddprun::testing;
+
+namespace {
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "at a terminal, each worker's output is a terminal of the same size, and rank 0's "
+    "input too") {
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=2", kTestWorker, "terminal"}), 30, 100);
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  const std::string screen = ddprun.screen();
+  INFO(screen);
+  CHECK(Count(screen, "[rank0]: stdin=1 stdout=1 stderr=1 rows=30 cols=100\n") == 1);
+  CHECK(Count(screen, "[rank1]: stdin=0 stdout=1 stderr=1 rows=30 cols=100\n") == 1);
+  CHECK(Count(screen, "]: \x1b[32mgreen\x1b[0m\n") == 2);  // colours, as isatty asks
+}
+
+TEST_CASE("with --tty=never workers get pipes, even at a terminal") {
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", "--tty=never", kTestWorker, "terminal"}));
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  CHECK(Count(ddprun.screen(), "[rank0]: stdin=0 stdout=0 stderr=0") == 1);  // stdin: a pipe
+  CHECK(Count(ddprun.screen(), "[rank0]: plain\n") == 1);
+}
+
+TEST_CASE("when ddprun's output is not a terminal, workers get pipes") {
+  const auto run = Run(Ddprun({"--nproc_per_node=1", kTestWorker, "terminal"}));
+  REQUIRE(run.code() == 0);
+  CHECK(RankLines(run.out, 0) ==
+        std::vector<std::string>{"stdin=0 stdout=0 stderr=0 rows=0 cols=0", "plain"});
+}
+
+TEST_CASE("at a terminal, a C program's stdio lines arrive one by one while it runs") {
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", kTestWorker, "stdio-lines"}));
+  REQUIRE(ddprun.Wait());
+  const auto first = ddprun.SeenAt("[rank0]: stdio line 1\n");
+  const auto last = ddprun.SeenAt("[rank0]: stdio line 3\n");
+  REQUIRE(first);
+  REQUIRE(last);
+  // Written a second apart: block-buffered output would arrive at once, at the exit.
+  CHECK(*last - *first > std::chrono::milliseconds(500));
+}
+
+TEST_CASE("a progress bar redrawn with carriage returns shows each state as it is drawn") {
+  const std::string bar =
+      "for i in 1 2 3 4 5; do printf '\\rprogress %d/5' $i; sleep 0.5; done; echo";
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", "/bin/sh", "-c", bar}));
+  REQUIRE(ddprun.Wait());
+  const auto first = ddprun.SeenAt("progress 1/5");
+  const auto last = ddprun.SeenAt("progress 5/5");
+  REQUIRE(first);
+  REQUIRE(last);
+  // Drawn two seconds apart: held until the line's end, all would arrive at once.
+  CHECK(*last - *first > std::chrono::milliseconds(1000));
+  // Each redraw (the first too: the bar starts with '\r') brings the prefix back, and the bar's
+  // line ends once.
+  CHECK(Count(ddprun.raw(), "\r[rank0]: progress ") == 5);
+  CHECK(Count(ddprun.screen(), "progress 5/5\n") == 1);
+}
+
+TEST_CASE("a line typed at ddprun's terminal reaches rank 0's stdin, and only rank 0's") {
+  const std::string script =
+      "echo \"ready $RANK\"; if read line; then echo \"got $line\"; else echo \"end of input\"; fi";
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=2", "/bin/sh", "-c", script}));
+  REQUIRE(ddprun.WaitFor("[rank0]: ready 0\n"));
+  REQUIRE(ddprun.WaitFor("[rank1]: end of input\n"));  // rank 1 reads /dev/null
+  ddprun.Type("hello there\n");
+  REQUIRE(ddprun.WaitFor("[rank0]: got hello there\n"));
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+}
+
+TEST_CASE("pdb at breakpoint() on rank 0 is interactive at ddprun's terminal") {
+  if (::access("/usr/bin/python3", X_OK) != 0) return SkipTest("no /usr/bin/python3 here");
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=2", "--no_python", "/usr/bin/python3", "-c",
+                                 "import os\nx = 41\nif os.environ['RANK'] == '0': "
+                                 "breakpoint()\nprint('after', x)"}));
+  REQUIRE(ddprun.WaitFor("(Pdb) "));  // a prompt without a newline still shows
+  ddprun.Type("p x + 1\n");
+  REQUIRE(ddprun.WaitFor("[rank0]: 42\n[rank0]: (Pdb) "));  // the answer, then the next prompt
+  ddprun.Type("c\n");
+  REQUIRE(ddprun.WaitFor("[rank0]: after 41\n"));
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+}
+
+TEST_CASE("a worker's terminal follows the window when it is resized") {
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", kTestWorker, "window-change"}), 30, 100);
+  REQUIRE(ddprun.WaitFor("[rank0]: size 30x100\n"));
+  ddprun.Resize(40, 120);
+  REQUIRE(ddprun.WaitFor("[rank0]: size 40x120\n"));
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+}
+
+TEST_CASE("at a terminal, --tee files hold what the worker wrote, with no terminal sequences") {
+  ScratchDir logs;
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", "--tee=3", "--log_dir=" + logs.path(),
+                                 "--run_id=teed", "/bin/sh", "-c", "printf 'a\\nb\\n'"}));
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  CHECK(FileText(logs.path() + "/teed/attempt_0/0/stdout.log") == "a\nb\n");
+  CHECK(Count(ddprun.screen(), "[rank0]: a\n[rank0]: b\n") == 1);
+}
