@@ -76,7 +76,8 @@ Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_con
   NodeSetup setup;
   setup.server = std::move(node.hosted);
   setup.reserved_port.emplace(std::move(node.master_port));
-  setup.host = node.address;
+  // Named as on one node, with the address that tells nodes of one host name apart.
+  setup.host = HostName() + " (" + node.address + ")";
   job.store_address = node.store_address;
   job.store_token = config.security.token;
   job.node_address = node.address;

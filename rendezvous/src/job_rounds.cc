@@ -373,6 +373,11 @@ void JobRounds::RemoveNode(const std::string& node_id, const std::string& reason
                            RendezvousTime now) {
   nodes_.erase(node_id);
   expected_.erase(node_id);
+  // A job with no node left is over: nobody is left to run it, or to be told.
+  if (nodes_.empty() && state_ != State::kComplete && state_ != State::kFailed) {
+    FailJob(reason + ", the last node of the job", 1);
+    return;
+  }
   auto member = std::find(members_.begin(), members_.end(), node_id);
   if (state_ == State::kRunning && member != members_.end()) {
     members_.erase(member);

@@ -145,12 +145,13 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 }
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
-  if (events.empty()) return;
   MutexLock lock(sessions_mu_);
   for (const auto& routed : events) {
     auto it = sessions_.find({routed.job_id, routed.event.node_id});
     if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
   }
+  // Even without an event: a job with no node to tell may have ended (join timeout), and with
+  // it the server's work.
   if (on_change_) on_change_();
 }
 

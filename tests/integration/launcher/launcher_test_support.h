@@ -2,6 +2,8 @@
 // parsing of ddprun's prefixed output.
 #pragma once
 
+#include <unistd.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +40,12 @@ inline std::map<std::string, std::string> RankVariables(const std::string& outpu
     if (eq != std::string::npos) variables[line.substr(0, eq)] = line.substr(eq + 1);
   }
   return variables;
+}
+
+// This machine's host name, as the failure report and `ddprun status` name it.
+inline std::string ThisHostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
 }
 
 inline size_t Count(const std::string& text, const std::string& needle) {

@@ -17,13 +17,8 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// A line of test_worker's chatty mode, "[rankR]: R:i:<letters>", checked whole.
-bool IsWholeChattyLine(const std::string& line) {
-  if (line.rfind("[rank", 0) != 0) return false;
-  const size_t close = line.find("]: ");
-  if (close == std::string::npos) return false;
-  const int rank = std::stoi(line.substr(5, close - 5));
-  const std::string body = line.substr(close + 3);
+// The body of a line of test_worker's chatty mode, "R:i:<letters>", checked whole.
+bool IsWholeChattyBody(int rank, const std::string& body) {
   const size_t first = body.find(':');
   const size_t second = body.find(':', first + 1);
   if (first == std::string::npos || second == std::string::npos) return false;
@@ -34,9 +29,28 @@ bool IsWholeChattyLine(const std::string& line) {
   return payload == std::string(expected, static_cast<char>('a' + rank % 26));
 }
 
+// The chatty lines of `rank` in `output`, put together again: a worker that pauses mid-line
+// for over 100 ms has the line's start shown at once and the rest behind its prefix again when
+// another worker wrote meanwhile, so a part that does not start with "R:" continues the line
+// before it. Every part must be one rank's alone: no line of the console mixes two workers.
+std::vector<std::string> ChattyLines(const std::string& output, int rank) {
+  std::vector<std::string> lines;
+  const std::string header = std::to_string(rank) + ":";
+  for (const auto& part : RankLines(output, rank)) {
+    if (part.rfind(header, 0) == 0 || lines.empty()) {
+      lines.push_back(part);
+    } else {
+      lines.back() += part;
+    }
+  }
+  return lines;
+}
+
 }  // namespace
 
-TEST_CASE("heavy output from many workers arrives as whole lines, each with its rank's prefix") {
+TEST_CASE(
+    "heavy output from many workers never mixes two workers in a line, each behind its rank's "
+    "prefix") {
   const int workers = 8, lines = 400;
   auto result = Run(Ddprun({"--standalone", "--nproc_per_node=" + std::to_string(workers),
                             kTestWorker, "chatty", std::to_string(lines)}),
@@ -44,17 +58,23 @@ TEST_CASE("heavy output from many workers arrives as whole lines, each with its 
   REQUIRE(result.code() == 0);
   size_t whole = 0;
   for (const std::string* stream : {&result.out, &result.err}) {
-    for (const auto& line : Lines(*stream)) {
-      if (line.rfind("[rank", 0) != 0) continue;  // ddprun's own log lines
-      INFO(line.substr(0, 80));
-      REQUIRE(IsWholeChattyLine(line));
-      ++whole;
+    size_t prefixed = 0;
+    for (int rank = 0; rank < workers; ++rank) {
+      prefixed += RankLines(*stream, rank).size();
+      for (const auto& line : ChattyLines(*stream, rank)) {
+        INFO("rank " << rank << ": " << line.substr(0, 80));
+        REQUIRE(IsWholeChattyBody(rank, line));
+        ++whole;
+      }
     }
+    size_t shown = 0;  // every line on the console is some rank's, behind its prefix
+    for (const auto& line : Lines(*stream)) shown += line.rfind("[rank", 0) == 0 ? 1 : 0;
+    CHECK(shown == prefixed);
   }
   CHECK(whole == static_cast<size_t>(workers * lines));
   // stdout carries the even lines, stderr the odd ones.
-  CHECK(RankLines(result.out, 5).size() == lines / 2);
-  CHECK(RankLines(result.err, 5).size() == lines / 2);
+  CHECK(ChattyLines(result.out, 5).size() == lines / 2);
+  CHECK(ChattyLines(result.err, 5).size() == lines / 2);
 }
 
 TEST_CASE("a last line without a newline is still forwarded") {

@@ -129,7 +129,8 @@ TEST_CASE("when the job-wide budget is spent every node exits with the root caus
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 5);
   INFO(Outputs(agents));
   for (auto& agent : agents) {
-    CHECK(Count(agent->stderr_text(), "rank 3 (local_rank 1) on host 127.0.0.1: exit code 5") >= 1);
+    CHECK(Count(agent->stderr_text(), "rank 3 (local_rank 1) on host " + ThisHostName() +
+                                          " (127.0.0.1): exit code 5") >= 1);
     CHECK(Count(agent->stderr_text(), "\nrestarts used: 1 of 1\n") == 1);
     CHECK(Count(agent->stderr_text(), " FAILED") == 1);
   }
@@ -216,6 +217,33 @@ TEST_CASE("the agent on the endpoint's host serves the rendezvous, SIGTERM to it
   for (size_t i = 1; i < agents.size(); ++i) {
     CHECK(Count(agents[i]->stdout_text(), "ready world=2") == 1);
   }
+}
+
+TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exits too") {
+  int port = 0;
+  {
+    auto probe = BoundSocket::Bind("127.0.0.1", 0);
+    REQUIRE(probe.ok());
+    port = probe->port();
+  }
+  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  // A join timeout far beyond the test's bound: the job must end because no node is left.
+  const std::vector<std::string> flags = {
+      "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint,
+      "--rdzv_id=everyone-leaves", "--rdzv_conf=last_call_timeout=0.3,join_timeout=600"};
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
+  auto [serving, last] = AwaitStatus({"--rdzv_endpoint=" + endpoint, "--json"},
+                                     [](const std::string& out) { return !out.empty(); });
+  INFO(last);
+  REQUIRE(serving);
+  agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
+  for (auto& agent : agents) {
+    REQUIRE(agent->WaitForStdoutLine(
+        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; }));
+  }
+  for (auto& agent : agents) agent->Signal(SIGTERM);
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 128 + SIGTERM);
 }
 
 TEST_CASE("the daemon restarted mid-job: workers keep running, agents re-register, job ends") {

@@ -4,6 +4,7 @@
 #include "ddprun/rendezvous/grpc_logging.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>

@@ -412,3 +412,15 @@ TEST_CASE("a node whose stream ended is lost after the reconnect grace unless it
         "node host-b lost: its agent disconnected and did not come back "
         "within 1.0 s");
 }
+
+TEST_CASE("a job whose every node has left is over at once, not left forming with no node") {
+  Job job(Nodes(2, 2));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.rounds.Leave("a", job.now);
+  CHECK(job.rounds.state() == JobRounds::State::kForming);  // b is told to rejoin
+  job.rounds.Leave("b", job.now);
+  CHECK(job.rounds.state() == JobRounds::State::kFailed);
+  CHECK_FALSE(job.rounds.NextDeadline());  // nothing left to wait for
+}
