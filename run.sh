@@ -3,7 +3,8 @@
 #
 #   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, build, run the whole test suite
-#                     (plus a second build and run under AddressSanitizer + UBSan), then build
+#                     (then a clang build with its lock analysis as errors, whose tests run under
+#                     ThreadSanitizer, and a build and run under AddressSanitizer + UBSan), build
 #                     the .deb, install it, run it and purge it (packaging/check_deb.sh); ends
 #                     with each stage's time and one line: N passed, N failed, N skipped
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)

@@ -2,8 +2,9 @@
 can; ddprun forwards them (with rank prefixes) to a console that discards them, through pipes
 (ddprun's stdout is /dev/null) and through pseudo-terminals (ddprun runs on a terminal whose
 reader discards what it shows). Printed: the wall time against the same writers writing to
-/dev/null directly, and against torchrun (whose workers write to the console themselves), and
-ddprun's peak memory (VmHWM; goal: under 16 MiB).
+/dev/null directly (and, for terminals, to such a terminal directly: a terminal is slow in
+itself), against torchrun (whose workers write to the console themselves), and ddprun's peak
+memory (VmHWM; goal: under 16 MiB).
 
   /usr/bin/python3 bench/console_output.py [RUNS] [BYTES]      (defaults: 3, 1 GiB)
 """
@@ -64,16 +65,21 @@ def with_pipes(launcher):
     return time.perf_counter() - start, peak
 
 
-def with_terminal():
+def on_terminal(command):
+    """Runs command on a pseudo-terminal whose reader discards what it shows (a terminal is
+    slow in itself: this reader's terminal is the same for every case that uses one)."""
     start = time.perf_counter()
     pid, master = pty.fork()
     if pid == 0:
-        os.execv(DDPRUN, [DDPRUN, f"--nproc_per_node={WORKERS}", "/bin/sh", "-c", WRITER])
+        os.execv(command[0], command)
     peak = 0
+    sampled = 0.0
     while True:
-        seen = peak_kib(pid)
-        if seen:
-            peak = seen
+        if time.perf_counter() - sampled > 0.05:  # the reader must not be what is measured
+            sampled = time.perf_counter()
+            seen = peak_kib(pid)
+            if seen:
+                peak = seen
         ready, _, _ = select.select([master], [], [], 0.05)
         if ready:
             try:
@@ -84,8 +90,14 @@ def with_terminal():
     _, status = os.waitpid(pid, 0)
     os.close(master)
     if status != 0:
-        sys.exit(f"bench: ddprun on a terminal exited with status {status}")
+        sys.exit(f"bench: {command[0]} on a terminal exited with status {status}")
     return time.perf_counter() - start, peak
+
+
+def direct_on_terminal():
+    writers = " & ".join(["(" + WRITER + ")"] * WORKERS) + " & wait"
+    seconds, _ = on_terminal(["/bin/sh", "-c", writers])
+    return seconds, None
 
 
 def main():
@@ -93,7 +105,9 @@ def main():
     cases = {
         "direct to /dev/null": direct,
         "ddprun, pipes": lambda: with_pipes([DDPRUN]),
-        "ddprun, terminals": with_terminal,
+        "direct to a terminal": direct_on_terminal,
+        "ddprun, terminals": lambda: on_terminal([DDPRUN, f"--nproc_per_node={WORKERS}",
+                                                  "/bin/sh", "-c", WRITER]),
         "torchrun": lambda: with_pipes(TORCHRUN + ["--monitor_interval=0.1"]),
     }
     results = {name: [] for name in cases}
@@ -102,12 +116,15 @@ def main():
             results[name].append(case())
     total_mib = WORKERS * BYTES / (1 << 20)
     base = median([seconds for seconds, _ in results["direct to /dev/null"]])
+    terminal_base = median([seconds for seconds, _ in results["direct to a terminal"]])
     print(f"{WORKERS} workers x {BYTES >> 20} MiB of 100-byte lines, {RUNS} runs, medians "
           "(min..max):")
     for name, runs in results.items():
         seconds = [s for s, _ in runs]
         line = (f"  {name:22s} {median(seconds):7.2f} s ({min(seconds):.2f}..{max(seconds):.2f})"
                 f"  {total_mib / median(seconds):7.0f} MiB/s  {median(seconds) / base:5.2f}x direct")
+        if "terminal" in name:
+            line += f"  {median(seconds) / terminal_base:5.2f}x direct to a terminal"
         peaks = [p for _, p in runs if p is not None]
         if peaks and name.startswith("ddprun"):
             line += f"  peak {max(peaks) / 1024:.1f} MiB (VmHWM, largest of the runs)"
