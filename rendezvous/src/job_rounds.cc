@@ -139,7 +139,13 @@ Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now) {
 void JobRounds::Leave(const std::string& node_id, RendezvousTime now) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return;
-  RemoveNode(node_id, "node " + it->second.description.host + " left", now);
+  const std::string reason = "node " + it->second.description.host + " left";
+  RemoveNode(node_id, reason, now);
+  // A job whose every node has left is over: nobody is left to run it, or to be told. (Lost
+  // nodes may come back, as after a server restart: for them the join timeout decides.)
+  if (nodes_.empty() && state_ != State::kComplete && state_ != State::kFailed) {
+    FailJob(reason + ", the last node of the job", 1);
+  }
 }
 
 void JobRounds::Disconnected(const std::string& node_id, RendezvousTime now) {
@@ -373,11 +379,6 @@ void JobRounds::RemoveNode(const std::string& node_id, const std::string& reason
                            RendezvousTime now) {
   nodes_.erase(node_id);
   expected_.erase(node_id);
-  // A job with no node left is over: nobody is left to run it, or to be told.
-  if (nodes_.empty() && state_ != State::kComplete && state_ != State::kFailed) {
-    FailJob(reason + ", the last node of the job", 1);
-    return;
-  }
   auto member = std::find(members_.begin(), members_.end(), node_id);
   if (state_ == State::kRunning && member != members_.end()) {
     members_.erase(member);

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -104,12 +106,7 @@ bool ChildProcess::Pump(std::chrono::steady_clock::time_point deadline) {
   }
   if (!exit_ && (fds[2].revents & POLLIN)) {
     int status = 0;
-    if (::waitpid(pid_, &status, 0) == pid_) {
-      ExitInfo info;
-      if (WIFEXITED(status)) info.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) info.term_signal = WTERMSIG(status);
-      exit_ = info;
-    }
+    if (::waitpid(pid_, &status, 0) == pid_) exit_ = ExitInfoOf(status);
   }
   return true;
 }
@@ -185,6 +182,20 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+ExitInfo ExitInfoOf(int wait_status) {
+  ExitInfo info;
+  if (WIFEXITED(wait_status)) info.exit_code = WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) info.term_signal = WTERMSIG(wait_status);
+  return info;
 }
 
 }  // namespace ddprun::testing

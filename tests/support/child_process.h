@@ -80,6 +80,12 @@ bool WaitForProcessGone(pid_t pid, std::chrono::milliseconds timeout);
 // Lines of `text` (without their '\n').
 std::vector<std::string> Lines(const std::string& text);
 
+// The whole of a file ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+
+// How a process ended, from its wait status.
+ExitInfo ExitInfoOf(int wait_status);
+
 // A fresh directory under the test's temporary directory, removed with the object.
 class ScratchDir {
  public:

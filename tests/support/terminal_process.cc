@@ -80,12 +80,7 @@ bool TerminalProcess::Pump(Clock::time_point deadline) {
   }
   if (!exit_ && (fds[1].revents & POLLIN)) {
     int status = 0;
-    if (::waitpid(pid_, &status, 0) == pid_) {
-      ExitInfo info;
-      if (WIFEXITED(status)) info.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) info.term_signal = WTERMSIG(status);
-      exit_ = info;
-    }
+    if (::waitpid(pid_, &status, 0) == pid_) exit_ = ExitInfoOf(status);
   }
   return true;
 }

@@ -10,13 +10,6 @@ using namespace ddprun::testing;
 
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The body of a line of test_worker's chatty mode, "R:i:<letters>", checked whole.
 bool IsWholeChattyBody(int rank, const std::string& body) {
   const size_t first = body.find(':');

@@ -4,25 +4,12 @@
 // and what is typed reaches rank 0. With --tty=never, or when ddprun's output is not a terminal,
 // workers get pipes as before.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "integration/launcher/launcher_test_support.h"
 #include "support/skip.h"
 #include "support/terminal_process.h"
 
 using namespace ddprun::testing;
-
-namespace {
-
-std::string FileText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 TEST_CASE(
     "at a terminal, each worker's output is a terminal of the same size, and rank 0's "
@@ -127,6 +114,6 @@ TEST_CASE("at a terminal, --tee files hold what the worker wrote, with no termin
   auto exit = ddprun.Wait();
   REQUIRE(exit);
   CHECK(exit->exit_code == 0);
-  CHECK(FileText(logs.path() + "/teed/attempt_0/0/stdout.log") == "a\nb\n");
+  CHECK(ReadFile(logs.path() + "/teed/attempt_0/0/stdout.log") == "a\nb\n");
   CHECK(Count(ddprun.screen(), "[rank0]: a\n[rank0]: b\n") == 1);
 }

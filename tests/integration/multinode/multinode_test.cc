@@ -27,6 +27,13 @@ std::vector<std::string> JobFlags(const std::string& endpoint, const std::string
   return flags;
 }
 
+// 127.0.0.1 and a port free now: where the first agent of a test hosts the rendezvous.
+std::string FreeLoopbackEndpoint() {
+  auto probe = BoundSocket::Bind("127.0.0.1", 0);
+  REQUIRE(probe.ok());
+  return "127.0.0.1:" + std::to_string(probe->port());
+}
+
 std::vector<std::string> With(std::vector<std::string> flags,
                               const std::vector<std::string>& program) {
   flags.insert(flags.end(), program.begin(), program.end());
@@ -189,13 +196,7 @@ TEST_CASE("SIGTERM to one agent: that node leaves and the others go on without i
 }
 
 TEST_CASE("the agent on the endpoint's host serves the rendezvous, SIGTERM to it ends nothing") {
-  int port = 0;
-  {
-    auto probe = BoundSocket::Bind("127.0.0.1", 0);
-    REQUIRE(probe.ok());
-    port = probe->port();
-  }
-  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  const std::string endpoint = FreeLoopbackEndpoint();
   const std::vector<std::string> program = {kTestWorker, "until-world", "2"};
   std::vector<std::unique_ptr<ChildProcess>> agents;
   agents.push_back(StartAgent(With(JobFlags(endpoint, "hosted", "2:3", 1), program)));
@@ -220,13 +221,7 @@ TEST_CASE("the agent on the endpoint's host serves the rendezvous, SIGTERM to it
 }
 
 TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exits too") {
-  int port = 0;
-  {
-    auto probe = BoundSocket::Bind("127.0.0.1", 0);
-    REQUIRE(probe.ok());
-    port = probe->port();
-  }
-  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  const std::string endpoint = FreeLoopbackEndpoint();
   // A join timeout far beyond the test's bound: the job must end because no node is left.
   const std::vector<std::string> flags = {
       "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint,
@@ -244,6 +239,29 @@ TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exi
   }
   for (auto& agent : agents) agent->Signal(SIGTERM);
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 128 + SIGTERM);
+}
+
+TEST_CASE(
+    "when the hosting agent leaves and the other node is lost, the join timeout ends the "
+    "round with no node, and the hosting agent exits") {
+  const std::string endpoint = FreeLoopbackEndpoint();
+  const std::vector<std::string> flags = {
+      "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint, "--rdzv_id=lost-last",
+      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=3"};
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
+  auto [serving, last] = AwaitStatus({"--rdzv_endpoint=" + endpoint, "--json"},
+                                     [](const std::string& out) { return !out.empty(); });
+  INFO(last);
+  REQUIRE(serving);
+  agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
+  for (auto& agent : agents) {
+    REQUIRE(agent->WaitForStdoutLine(
+        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; }));
+  }
+  agents[1]->Signal(SIGKILL);  // lost, not left: it might have come back
+  agents[0]->Signal(SIGTERM);
+  CHECK(ExitCode(*agents[0]) == 128 + SIGTERM);
 }
 
 TEST_CASE("the daemon restarted mid-job: workers keep running, agents re-register, job ends") {

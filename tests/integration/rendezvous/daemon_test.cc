@@ -16,13 +16,6 @@ namespace {
 
 const std::string kDdprund = DDPRUND_BINARY;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Starts the daemon and waits for its "listening" line; returns the port (0 on failure).
 int StartDaemon(ChildProcess& daemon) {
   auto line = daemon.WaitForStdoutLine(

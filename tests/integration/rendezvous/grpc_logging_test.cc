@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "ddprun/base/bound_socket.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
@@ -32,10 +30,7 @@ std::string StderrOf(Body&& body) {
   body();
   ::dup2(saved, STDERR_FILENO);
   ::close(saved);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return testing::ReadFile(path);
 }
 
 }  // namespace

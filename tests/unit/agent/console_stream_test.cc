@@ -88,7 +88,8 @@ TEST_CASE("a prompt flushed before its line ends keeps one prefix for the whole 
 }
 
 TEST_CASE(
-    "a line that ends without a newline is ended at the finish, so the next output starts on a line "
+    "a line that ends without a newline is ended at the finish, so the next output starts on a "
+    "line "
     "of its own") {
   ConsoleStream stream("[rank2]: ");
   Console console;

@@ -13,6 +13,7 @@
 #include "support/child_process.h"
 
 using namespace ddprun;
+using ddprun::testing::ReadFile;
 using ddprun::testing::ScratchDir;
 
 namespace {
@@ -34,13 +35,6 @@ std::string ReadAll(int fd) {
   ssize_t n;
   while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(n));
   return text;
-}
-
-std::string FileText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // One worker (local rank 1, global rank 5) writes a line to each stream and exits; returns
@@ -86,9 +80,9 @@ TEST_CASE(
   options.tee.all = StdStreams::kStderr;
   auto [out, err] = RouteOneWorker(options, dir.path());
   CHECK(out.empty());
-  CHECK(FileText(dir / "stdout.log") == "to stdout\n");  // the bytes as written, no prefix
+  CHECK(ReadFile(dir / "stdout.log") == "to stdout\n");  // the bytes as written, no prefix
   CHECK(err == "[rank5]: to stderr\n");
-  CHECK(FileText(dir / "stderr.log") == "to stderr\n");
+  CHECK(ReadFile(dir / "stderr.log") == "to stderr\n");
 }
 
 TEST_CASE(
@@ -100,7 +94,7 @@ TEST_CASE(
   auto [out, err] = RouteOneWorker(options, dir.path());
   CHECK(out.empty());
   CHECK(err.empty());
-  CHECK(FileText(dir / "stdout.log") == "to stdout\n");
+  CHECK(ReadFile(dir / "stdout.log") == "to stdout\n");
 }
 
 TEST_CASE("a log file that cannot be opened falls back to the console: nothing is dropped") {
