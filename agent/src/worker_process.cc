@@ -171,7 +171,10 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
   // The worker's stdin, and (forwarded) the end its input is written to.
   Fd in_theirs, in_ours;
   int stdin_fd = STDIN_FILENO;  // kInherited
-  switch (options.stdin_channel) {
+  // Inheriting a stdin this process does not have (descriptor 0 closed) reads /dev/null.
+  const bool no_stdin = ::fcntl(STDIN_FILENO, F_GETFD) < 0;
+  switch (options.stdin_channel == InputChannel::kInherited && no_stdin ? InputChannel::kNull
+                                                                        : options.stdin_channel) {
     case InputChannel::kNull:
       in_theirs.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
       if (in_theirs.get() < 0) return ErrnoError("opening /dev/null for a worker's stdin", errno);

@@ -117,3 +117,11 @@ TEST_CASE("at a terminal, --tee files hold what the worker wrote, with no termin
   CHECK(ReadFile(logs.path() + "/teed/attempt_0/0/stdout.log") == "a\nb\n");
   CHECK(Count(ddprun.screen(), "[rank0]: a\n[rank0]: b\n") == 1);
 }
+
+TEST_CASE("with its own stdin closed, ddprun gives rank 0 /dev/null") {
+  const auto run =
+      Run({"/bin/sh", "-c", "exec \"$0\" --nproc_per_node=1 \"$1\" terminal <&-", kDdprun,
+           kTestWorker});
+  REQUIRE(run.code() == 0);
+  CHECK(RankLines(run.out, 0).front() == "stdin=0 stdout=0 stderr=0 rows=0 cols=0");
+}
