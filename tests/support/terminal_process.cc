@@ -72,7 +72,6 @@ bool TerminalProcess::Pump(Clock::time_point deadline) {
     const ssize_t n = ::read(master_, buffer, sizeof(buffer));
     if (n > 0) {
       raw_.append(buffer, static_cast<size_t>(n));
-      reads_.emplace_back(raw_.size(), Clock::now());
     } else if (n == 0 || errno != EINTR) {  // EIO: every holder of the terminal is gone
       ::close(master_);
       master_ = -1;
@@ -92,14 +91,6 @@ bool TerminalProcess::WaitFor(const std::string& text, std::chrono::milliseconds
     if (master_ < 0) return screen().find(text) != std::string::npos;
   }
   return true;
-}
-
-std::optional<TerminalProcess::Clock::time_point> TerminalProcess::SeenAt(
-    const std::string& text) const {
-  for (const auto& [size, when] : reads_) {
-    if (CookedToText(raw_.substr(0, size)).find(text) != std::string::npos) return when;
-  }
-  return std::nullopt;
 }
 
 void TerminalProcess::Type(const std::string& input) {

@@ -1,8 +1,8 @@
 // TerminalProcess: runs a real program (usually `ddprun`) on a real pseudo-terminal, as a user's
 // shell would: a session of its own whose controlling terminal is the pty, with stdin, stdout and
-// stderr on it. The test reads what the program shows (each read stamped with its time, to see
-// when output arrives), types input, resizes the window, and waits for the exit; every wait is
-// bounded. On destruction a program still running is killed (SIGKILL) and reaped.
+// stderr on it. The test reads what the program shows, types input, resizes the window, and
+// waits for the exit; every wait is bounded. On destruction a program still running is killed
+// (SIGKILL) and reaped.
 #pragma once
 
 #include <sys/types.h>
@@ -33,8 +33,6 @@ class TerminalProcess {
   // Reads until the screen text (screen()) contains `text`; false when the deadline passes or
   // the terminal closes first.
   bool WaitFor(const std::string& text, std::chrono::milliseconds timeout = 30s);
-  // When the screen text first contained `text` (the read that completed it), if it has.
-  std::optional<Clock::time_point> SeenAt(const std::string& text) const;
   // Types `input` (the terminal echoes it, as a terminal does).
   void Type(const std::string& input);
   // Resizes the window: the program gets SIGWINCH.
@@ -55,7 +53,6 @@ class TerminalProcess {
   int pidfd_ = -1;
   int master_ = -1;
   std::string raw_;
-  std::vector<std::pair<size_t, Clock::time_point>> reads_;  // raw_ size after each read, when
   std::optional<ExitInfo> exit_;
 };
 

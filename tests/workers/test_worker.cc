@@ -23,10 +23,11 @@
 //   touch PATH               create PATH (proves the program was started)
 //   terminal                 print which of stdin, stdout, stderr are terminals, the stdout
 //                            terminal's size, and a word in green where stdout is a terminal
-//   stdio-lines              print three lines through C stdio left as the C library sets it
-//                            up (line-buffered on a terminal, block-buffered on a pipe), half a
-//                            second apart
+//   stdio-lines FIFO         print three lines through C stdio left as the C library sets it
+//                            up (line-buffered on a terminal, block-buffered on a pipe), each
+//                            after the first once a byte can be read from FIFO
 //   window-change            print the terminal's size, then again once SIGWINCH arrives
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -232,10 +233,13 @@ int DescribeTerminal() {
   return 0;
 }
 
-int StdioLines() {
+int StdioLines(const char* fifo) {
+  const int go_on = ::open(fifo, O_RDONLY | O_CLOEXEC);
+  if (go_on < 0) return 2;
   for (int i = 1; i <= 3; ++i) {
     std::printf("stdio line %d\n", i);
-    if (i < 3) ::usleep(500'000);
+    char byte;
+    if (i < 3 && ::read(go_on, &byte, 1) != 1) return 3;
   }
   return 0;
 }
@@ -259,7 +263,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   // C stdio as the C library sets it up, for the modes that show what a terminal changes.
   if (mode == "terminal") return DescribeTerminal();
-  if (mode == "stdio-lines") return StdioLines();
+  if (mode == "stdio-lines" && argc > 2) return StdioLines(argv[2]);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (mode == "window-change") return WindowChange();
   auto arg = [&](int i) { return argc > i ? std::atoi(argv[i]) : 0; };

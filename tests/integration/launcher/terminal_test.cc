@@ -3,6 +3,10 @@
 // show as they are written, C stdio is line-buffered, colours appear, the window's size follows,
 // and what is typed reaches rank 0. With --tty=never, or when ddprun's output is not a terminal,
 // workers get pipes as before.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "integration/launcher/launcher_test_support.h"
@@ -10,6 +14,25 @@
 #include "support/terminal_process.h"
 
 using namespace ddprun::testing;
+
+namespace {
+
+// A named pipe the worker waits on: each Release lets it go on by one step. Held open for
+// reading and writing here, so the worker's open never blocks.
+struct Fifo {
+  ScratchDir dir;
+  std::string path = dir / "go_on";
+  int fd = -1;
+  Fifo() {
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+  }
+  ~Fifo() { ::close(fd); }
+  void Release() { REQUIRE(::write(fd, "\n", 1) == 1); }
+};
+
+}  // namespace
 
 TEST_CASE(
     "at a terminal, each worker's output is a terminal of the same size, and rank 0's "
@@ -42,27 +65,31 @@ TEST_CASE("when ddprun's output is not a terminal, workers get pipes") {
 }
 
 TEST_CASE("at a terminal, a C program's stdio lines arrive one by one while it runs") {
-  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", kTestWorker, "stdio-lines"}));
-  REQUIRE(ddprun.Wait());
-  const auto first = ddprun.SeenAt("[rank0]: stdio line 1\n");
-  const auto last = ddprun.SeenAt("[rank0]: stdio line 3\n");
-  REQUIRE(first);
-  REQUIRE(last);
-  // Written a second apart: block-buffered output would arrive at once, at the exit.
-  CHECK(*last - *first > std::chrono::milliseconds(500));
+  Fifo go_on;
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", kTestWorker, "stdio-lines", go_on.path}));
+  // Each line must show while the program waits to write the next: block-buffered, none would
+  // before the program ends.
+  for (int line = 1; line <= 3; ++line) {
+    REQUIRE(ddprun.WaitFor("[rank0]: stdio line " + std::to_string(line) + "\n", 10s));
+    go_on.Release();
+  }
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
 }
 
 TEST_CASE("a progress bar redrawn with carriage returns shows each state as it is drawn") {
+  Fifo go_on;
   const std::string bar =
-      "for i in 1 2 3 4 5; do printf '\\rprogress %d/5' $i; sleep 0.5; done; echo";
-  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", "/bin/sh", "-c", bar}));
+      "for i in 1 2 3 4 5; do printf '\\rprogress %d/5' $i; read x < \"$0\"; done; echo";
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=1", "/bin/sh", "-c", bar, go_on.path}));
+  // Each state must show while the bar waits to draw the next: held until the line's end, none
+  // would.
+  for (int state = 1; state <= 5; ++state) {
+    REQUIRE(ddprun.WaitFor("progress " + std::to_string(state) + "/5", 10s));
+    go_on.Release();
+  }
   REQUIRE(ddprun.Wait());
-  const auto first = ddprun.SeenAt("progress 1/5");
-  const auto last = ddprun.SeenAt("progress 5/5");
-  REQUIRE(first);
-  REQUIRE(last);
-  // Drawn two seconds apart: held until the line's end, all would arrive at once.
-  CHECK(*last - *first > std::chrono::milliseconds(1000));
   // Each redraw (the first too: the bar starts with '\r') brings the prefix back, and the bar's
   // line ends once.
   CHECK(Count(ddprun.raw(), "\r[rank0]: progress ") == 5);
@@ -119,9 +146,8 @@ TEST_CASE("at a terminal, --tee files hold what the worker wrote, with no termin
 }
 
 TEST_CASE("with its own stdin closed, ddprun gives rank 0 /dev/null") {
-  const auto run =
-      Run({"/bin/sh", "-c", "exec \"$0\" --nproc_per_node=1 \"$1\" terminal <&-", kDdprun,
-           kTestWorker});
+  const auto run = Run({"/bin/sh", "-c", "exec \"$0\" --nproc_per_node=1 \"$1\" terminal <&-",
+                        kDdprun, kTestWorker});
   REQUIRE(run.code() == 0);
   CHECK(RankLines(run.out, 0).front() == "stdin=0 stdout=0 stderr=0 rows=0 cols=0");
 }

@@ -220,12 +220,12 @@ TEST_CASE("the agent on the endpoint's host serves the rendezvous, SIGTERM to it
   }
 }
 
-TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exits too") {
-  const std::string endpoint = FreeLoopbackEndpoint();
-  // A join timeout far beyond the test's bound: the job must end because no node is left.
-  const std::vector<std::string> flags = {
-      "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint,
-      "--rdzv_id=everyone-leaves", "--rdzv_conf=last_call_timeout=0.3,join_timeout=600"};
+namespace {
+
+// Two agents of `flags` (a job of two nodes at `endpoint`, one worker each, waiting for a
+// signal): the first hosts the rendezvous, the second joins once it serves; both workers ready.
+std::vector<std::unique_ptr<ChildProcess>> StartHostingAndJoiningAgents(
+    const std::string& endpoint, const std::vector<std::string>& flags) {
   std::vector<std::unique_ptr<ChildProcess>> agents;
   agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
   auto [serving, last] = AwaitStatus({"--rdzv_endpoint=" + endpoint, "--json"},
@@ -237,6 +237,18 @@ TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exi
     REQUIRE(agent->WaitForStdoutLine(
         [](const std::string& l) { return l.find("]: ready ") != std::string::npos; }));
   }
+  return agents;
+}
+
+}  // namespace
+
+TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exits too") {
+  const std::string endpoint = FreeLoopbackEndpoint();
+  // A join timeout far beyond the test's bound: the job must end because no node is left.
+  const std::vector<std::string> flags = {
+      "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint,
+      "--rdzv_id=everyone-leaves", "--rdzv_conf=last_call_timeout=0.3,join_timeout=600"};
+  auto agents = StartHostingAndJoiningAgents(endpoint, flags);
   for (auto& agent : agents) agent->Signal(SIGTERM);
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 128 + SIGTERM);
 }
@@ -248,17 +260,7 @@ TEST_CASE(
   const std::vector<std::string> flags = {
       "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint, "--rdzv_id=lost-last",
       "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=3"};
-  std::vector<std::unique_ptr<ChildProcess>> agents;
-  agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
-  auto [serving, last] = AwaitStatus({"--rdzv_endpoint=" + endpoint, "--json"},
-                                     [](const std::string& out) { return !out.empty(); });
-  INFO(last);
-  REQUIRE(serving);
-  agents.push_back(StartAgent(With(flags, {kTestWorker, "wait-for-signal"})));
-  for (auto& agent : agents) {
-    REQUIRE(agent->WaitForStdoutLine(
-        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; }));
-  }
+  auto agents = StartHostingAndJoiningAgents(endpoint, flags);
   agents[1]->Signal(SIGKILL);  // lost, not left: it might have come back
   agents[0]->Signal(SIGTERM);
   CHECK(ExitCode(*agents[0]) == 128 + SIGTERM);
