@@ -46,10 +46,15 @@ void ConsoleStream::Append(std::string_view chunk, const Write& write) {
     // The line's text: straight from the chunk unless its start came in an earlier one.
     if (!held_.empty()) held_.append(chunk.substr(0, end));
     const std::string_view text = held_.empty() ? chunk.substr(0, end) : std::string_view(held_);
+    // The '\n' that would have ended a line another stream ended already: nothing to show.
+    const bool ended_already = interrupted_ && text.empty() && terminator == '\n';
+    interrupted_ = false;
     // An empty line still shows its prefix, but not the '\n' of a "\r\n" nor a lone '\r'.
     const bool bare = text.empty() && (terminator == '\r' || after_return_);
-    if (!bare && !line_started_) out.append(prefix_);
-    out.append(text).push_back(terminator);
+    if (!ended_already) {
+      if (!bare && !line_started_) out.append(prefix_);
+      out.append(text).push_back(terminator);
+    }
     held_.clear();
     // After '\r' the line is drawn again from its first column, prefix included.
     line_started_ = false;
@@ -64,6 +69,7 @@ void ConsoleStream::FlushPartial(const Write& write) {
   std::string out;
   out.append(PrefixFor(held_)).append(held_);
   held_.clear();
+  interrupted_ = false;
   line_started_ = true;
   after_return_ = false;
   write(out);

@@ -124,10 +124,14 @@ TEST_CASE(
   a.Append("done\n", to(a));   // rank 0's line goes on, behind its prefix again
   a.Append(" 40%\r", to(a));   // a progress bar left open by its '\r'
   b.Append("bye\n", to(b));
+  a.Append("\n", to(a));  // the bar's end: its line was ended already, nothing shows
+  a.Append("next\n", to(a));
   ::close(fds[1]);
   std::string all;
   char buffer[256];
   for (ssize_t n; (n = ::read(fds[0], buffer, sizeof(buffer))) > 0;) all.append(buffer, n);
   ::close(fds[0]);
-  CHECK(all == "[rank0]: epoch 1 \n[rank1]: hello\n[rank0]: done\n[rank0]:  40%\r\n[rank1]: bye\n");
+  CHECK(all ==
+        "[rank0]: epoch 1 \n[rank1]: hello\n[rank0]: done\n[rank0]:  40%\r\n[rank1]: bye\n"
+        "[rank0]: next\n");
 }

@@ -35,8 +35,12 @@ class ConsoleStream {
   // '\r'): another stream writing now would continue that line (SharedConsole).
   bool line_open() const { return line_started_ || after_return_; }
   // Another stream ended this stream's open line with '\n': its next bytes start a line anew,
-  // behind the prefix.
-  void Interrupt() { line_started_ = after_return_ = false; }
+  // behind the prefix, and a '\n' that comes first (the end of the line ended already) is
+  // dropped.
+  void Interrupt() {
+    line_started_ = after_return_ = false;
+    interrupted_ = true;
+  }
 
  private:
   // The prefix before `text` (part of the current line), unless the line's start is out already.
@@ -47,6 +51,7 @@ class ConsoleStream {
   std::string held_;           // the current line's bytes not written yet
   bool line_started_ = false;  // some of the current line is out (its prefix with it)
   bool after_return_ = false;  // the last byte out was a '\r'
+  bool interrupted_ = false;   // Interrupt came after the last byte out
 };
 
 }  // namespace ddprun
