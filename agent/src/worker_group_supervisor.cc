@@ -417,9 +417,11 @@ struct WorkerGroupSupervisor::Impl {
     // (host, rank, pid, time), not by its text.
     const bool own_root_cause =
         !failures.empty() && job_root_cause && SameFailure(*job_root_cause, failures.front());
-    failure_report =
-        FormatFailureReport(options.program_label, failures, round.restart_count,
-                            coordinator.max_restarts(), own_root_cause ? "" : job_failure);
+    if (own_root_cause || !options.report_only_own_root_cause) {
+      failure_report =
+          FormatFailureReport(options.program_label, failures, round.restart_count,
+                              coordinator.max_restarts(), own_root_cause ? "" : job_failure);
+    }
     Finish(exit_status);
   }
 

@@ -45,7 +45,7 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
 }
 
 // What the child was doing when it failed, reported with errno.
-enum class ChildStep : int { kSetUp = 0, kJoinCgroup = 1, kExec = 2 };
+enum class ChildStep : int { kSetUp = 0, kJoinCgroup = 1, kExec = 2, kChangeDirectory = 3 };
 
 struct ChildFailure {
   ChildStep step;
@@ -67,6 +67,7 @@ struct ChildSetup {
   int stderr_fd;
   int controlling_terminal;       // -1: none, and the child only gets a process group of its own
   const char* cgroup_procs_file;  // null: none
+  const char* working_dir;        // null: the parent's
 };
 
 // Runs in the child between fork and exec: async-signal-safe calls only. Reports a failure's
@@ -93,6 +94,9 @@ struct ChildSetup {
   if (::dup2(setup.stdin_fd, STDIN_FILENO) < 0 || ::dup2(setup.stdout_fd, STDOUT_FILENO) < 0 ||
       ::dup2(setup.stderr_fd, STDERR_FILENO) < 0) {
     fail();
+  }
+  if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
+    ReportErrnoAndExit(report_fd, ChildStep::kChangeDirectory);
   }
   // Dispositions set to "ignore" survive exec (the agent ignores SIGPIPE); handlers do not.
   struct sigaction default_action {};
@@ -195,7 +199,8 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
   }
   const ChildSetup setup{
       stdin_fd, out_theirs.get(), err_theirs.get(), stdout_terminal ? out_theirs.get() : -1,
-      options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str()};
+      options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str(),
+      options.working_dir.empty() ? nullptr : options.working_dir.c_str()};
   // Everything the child needs is prepared before fork: it may not allocate.
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_envp = CStrings(envp);
@@ -230,6 +235,10 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
         return ErrnoError(
             "moving worker " + argv[0] + " into the job's cgroup " + options.cgroup_procs_file,
             failure.error);
+      case ChildStep::kChangeDirectory:
+        return ErrnoError("entering the working directory " + options.working_dir + " for " +
+                              argv[0],
+                          failure.error);
       case ChildStep::kExec:
         break;
     }

@@ -3,13 +3,16 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 
+#include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/hex.h"
 #include "ddprun/base/parsing.h"
@@ -18,6 +21,8 @@
 #include "ddprun/launcher/program_resolution.h"
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/rendezvous_conf.h"
+#include "exported_environment.h"
+#include "host_list.h"
 #include "torchrun_compat_options.h"
 
 namespace ddprun {
@@ -58,6 +63,11 @@ struct RawOptions {
   std::string local_addr;
   bool version = false;
   TorchrunCompatOptions compat;
+  // Submitting to the daemons of many hosts.
+  std::string hosts;
+  std::string hostfile;
+  bool detach = false;
+  std::string export_spec = "ALL";
 };
 
 // GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes.
@@ -284,7 +294,37 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
                  "the route to the rendezvous server)")
       ->envname(pet("LOCAL_ADDR"));
   app.add_flag("--version", raw.version, "Print the version and exit");
+  app.add_option("--hosts", raw.hosts,
+                 "Run the job on these hosts through their ddprund (HOST[:PORT],...; port "
+                 "29400): one node each, no ssh; --nnodes defaults to their number");
+  app.add_option("--hostfile", raw.hostfile, "Read --hosts from this file, one HOST[:PORT] a line");
+  app.add_flag("--detach", raw.detach,
+               "With --hosts: print the job id once it runs and return (ddprun attach JOB)");
+  app.add_option("--export", raw.export_spec,
+                 "With --hosts: the environment that travels: ALL (but host-specific variables), "
+                 "NONE, or NAME,NAME=value,... (after ALL, or alone)")
+      ->capture_default_str();
   DefineTorchrunCompatOptions(app, raw.compat);
+}
+
+// `args` without the options named in `names` (any of their spellings) and their values.
+std::vector<std::string> WithoutOptions(CLI::App& app, const std::vector<std::string>& args,
+                                        const std::vector<std::string>& names) {
+  std::vector<const CLI::Option*> removed;
+  for (const std::string& name : names) removed.push_back(app.get_option_no_throw(name));
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const size_t equals = arg.find('=');
+    const CLI::Option* option = app.get_option_no_throw(arg.substr(0, equals));
+    if (option == nullptr ||
+        std::find(removed.begin(), removed.end(), option) == removed.end()) {
+      kept.push_back(arg);
+      continue;
+    }
+    if (equals == std::string::npos && option->get_expected_min() > 0) ++i;  // its value
+  }
+  return kept;
 }
 
 // `path` made absolute (workers may run elsewhere); empty stays empty.
@@ -348,7 +388,9 @@ size_t FindProgram(CLI::App& app, const std::vector<std::string>& args, bool& sa
   return args.size();
 }
 
-Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::string>& program_args) {
+// `resolve_program`: look for the program here (false for a submitted job: it runs elsewhere).
+Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::string>& program_args,
+                             bool resolve_program = true) {
   LaunchConfig config;
   ASSIGN_OR_RETURN(config.nproc_per_node, ResolveNprocPerNode(raw.nproc_per_node));
   RETURN_IF_ERROR(ResolveNnodes(raw.nnodes, config));
@@ -422,6 +464,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
                          raw.module,
                          raw.no_python && !raw.run_path,
                          raw.run_path};
+  if (!resolve_program) return config;
   ASSIGN_OR_RETURN(config.worker_argv, ResolveWorkerCommand(request));
 
   if (!raw.log_dir.empty()) {
@@ -431,6 +474,63 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
     config.log_dir = raw.log_dir;
   }
   return config;
+}
+
+// A job for the daemons of --hosts: the flags checked as for one node, the agent's options
+// without the submitter's own, and what the submitter's defaults fill in.
+Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
+                                    const std::vector<std::string>& own,
+                                    const std::vector<std::string>& program_args) {
+  SubmitRequest request;
+  if (!raw.hosts.empty() && !raw.hostfile.empty()) {
+    return InvalidArgumentError("give --hosts or --hostfile, not both");
+  }
+  ASSIGN_OR_RETURN(request.hosts, raw.hostfile.empty() ? ParseHostList(raw.hosts)
+                                                       : ReadHostFile(raw.hostfile));
+  if (raw.standalone) {
+    return InvalidArgumentError("--standalone runs one node here; leave it out with --hosts");
+  }
+  for (const char* per_host : {"--node_rank", "--local_addr"}) {
+    if (app.count(per_host) > 0) {
+      return InvalidArgumentError(std::string(per_host) +
+                                  " is one host's; with --hosts each host's agent finds its own");
+    }
+  }
+  const int host_count = static_cast<int>(request.hosts.size());
+  RawOptions job = raw;
+  if (app.count("--nnodes") == 0) job.nnodes = std::to_string(host_count);
+  if (job.rdzv_endpoint.empty()) job.rdzv_endpoint = request.hosts.front();
+  if (job.run_id.empty()) job.run_id = RandomRunId();
+  ASSIGN_OR_RETURN(LaunchConfig config, Resolve(job, program_args, /*resolve_program=*/false));
+  if (config.min_nodes > host_count || config.max_nodes < host_count) {
+    return InvalidArgumentError("--nnodes=" + job.nnodes + " does not allow the " +
+                                std::to_string(host_count) + " hosts given (one node each)");
+  }
+  request.job_id = config.run_id;
+  request.rendezvous = config.rdzv_host + ":" + std::to_string(config.rdzv_port);
+  request.security = config.security;
+  request.detach = raw.detach;
+  request.program = program_args;
+  request.python_module = raw.module;
+  request.no_python = raw.no_python;
+  request.run_path = raw.run_path;
+  ASSIGN_OR_RETURN(request.environment, ExportedEnvironment(raw.export_spec, CurrentEnvironment()));
+  std::error_code error;
+  request.working_dir = std::filesystem::current_path(error).string();
+  if (error) return InvalidArgumentError("cannot tell the working directory: " + error.message());
+  // Each daemon gives its agent its own token file; the rest is spelled out for the agent.
+  request.agent_args = WithoutOptions(
+      app, own,
+      {"--hosts", "--hostfile", "--detach", "--export", "--token-file", "--nnodes",
+       "--rdzv_endpoint", "--rdzv_id", "--tty"});
+  std::string tty = raw.tty;
+  if (tty == "auto") tty = ::isatty(STDOUT_FILENO) == 1 ? "always" : "never";
+  request.agent_args.insert(request.agent_args.end(),
+                            {"--nnodes=" + std::to_string(config.min_nodes) + ":" +
+                                 std::to_string(config.max_nodes),
+                             "--rdzv_endpoint=" + request.rendezvous,
+                             "--rdzv_id=" + request.job_id, "--tty=" + tty});
+  return request;
 }
 
 }  // namespace
@@ -472,6 +572,16 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
     return UsageError{std::string(e.what()) + " (see ddprun --help)"};
   }
   if (raw.version) return VersionRequest{};
+  if (!raw.hosts.empty() || !raw.hostfile.empty()) {
+    auto submit = ResolveSubmit(raw, app, own, program_args);
+    if (!submit.ok()) return UsageError{submit.status().message()};
+    return std::move(submit).value();
+  }
+  for (const char* submit_only : {"--detach", "--export"}) {
+    if (app.count(submit_only) > 0) {
+      return UsageError{std::string(submit_only) + " is for jobs on many hosts; give --hosts"};
+    }
+  }
   auto config = Resolve(raw, program_args);
   if (!config.ok()) return UsageError{config.status().message()};
   return std::move(config).value();

@@ -16,11 +16,13 @@
 #include "ddprun/base/logging.h"
 #include "ddprun/base/version.h"
 #include "ddprun/launcher/command_line.h"
+#include "ddprun/launcher/job_commands.h"
 #include "ddprun/launcher/status_command.h"
 #include "ddprun/rendezvous/grpc_logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "node_setup.h"
 #include "rendezvous_node.h"
+#include "submit.h"
 
 namespace ddprun {
 namespace {
@@ -171,6 +173,8 @@ int Launch(const LaunchConfig& config) {
   options.nproc = config.nproc_per_node;
   options.worker_argv = config.worker_argv;
   options.program_label = ProgramLabel(config);
+  // Set by ddprund for the agents of a job submitted with --hosts (docs/environment.md).
+  options.report_only_own_root_cause = std::getenv("DDPRUN_HOSTED_JOB") != nullptr;
   options.output.redirects = config.redirects;
   options.output.tee = config.tee;
   options.output.local_ranks_filter = config.local_ranks_filter;
@@ -245,8 +249,20 @@ int Launch(const LaunchConfig& config) {
 int LauncherMain(int argc, char** argv) {
   RouteGrpcLogsToDebug();
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args.front() == "status") {
-    return StatusMain({args.begin() + 1, args.end()});
+  if (!args.empty()) {
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args.front() == "status") {
+      // A rendezvous server's rounds, or (without an endpoint) a host daemon's submitted jobs.
+      bool endpoint = std::getenv("PET_RDZV_ENDPOINT") != nullptr;
+      for (const std::string& arg : rest) {
+        endpoint = endpoint || arg.rfind("--rdzv_endpoint", 0) == 0 ||
+                   arg.rfind("--rdzv-endpoint", 0) == 0;
+      }
+      return endpoint ? StatusMain(rest) : HostStatusMain(rest);
+    }
+    if (args.front() == "attach") return AttachMain(rest);
+    if (args.front() == "logs") return LogsMain(rest);
+    if (args.front() == "cancel") return CancelMain(rest);
   }
   ParsedCommandLine parsed = ParseCommandLine(args);
   if (auto* help = std::get_if<HelpRequest>(&parsed)) {
@@ -261,6 +277,7 @@ int LauncherMain(int argc, char** argv) {
     std::fprintf(stderr, "ddprun: error: %s\n", error->message.c_str());
     return kUsageExit;
   }
+  if (auto* submit = std::get_if<SubmitRequest>(&parsed)) return SubmitJob(*submit);
   return Launch(std::get<LaunchConfig>(parsed));
 }
 

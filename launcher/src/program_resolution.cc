@@ -16,6 +16,12 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// `path` as seen from the context's working directory.
+std::string Seen(const ProgramContext& context, const std::string& path) {
+  if (context.working_dir.empty() || path.empty() || path[0] == '/') return path;
+  return context.working_dir + "/" + path;
+}
+
 Status CheckExecutableFile(const std::string& path, const std::string& shown_as) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
@@ -33,14 +39,22 @@ Status CheckExecutableFile(const std::string& path, const std::string& shown_as)
 
 }  // namespace
 
-Result<std::string> FindExecutable(const std::string& name) {
+ProgramContext ProgramContext::OfThisProcess() {
+  ProgramContext context;
+  const char* path = std::getenv("PATH");
+  if (path != nullptr) context.path = path;
+  const char* python_exec = std::getenv("PYTHON_EXEC");
+  if (python_exec != nullptr) context.python_exec = python_exec;
+  return context;
+}
+
+Result<std::string> FindExecutable(const std::string& name, const ProgramContext& context) {
   if (name.empty()) return InvalidArgumentError("empty program name");
   if (name.find('/') != std::string::npos) {
-    RETURN_IF_ERROR(CheckExecutableFile(name, name));
+    RETURN_IF_ERROR(CheckExecutableFile(Seen(context, name), name));
     return name;
   }
-  const char* path_env = std::getenv("PATH");
-  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  const std::string path = context.path.empty() ? "/usr/local/bin:/usr/bin:/bin" : context.path;
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find(':', start);
@@ -48,9 +62,10 @@ Result<std::string> FindExecutable(const std::string& name) {
     std::string dir = path.substr(start, end - start);
     if (dir.empty()) dir = ".";
     std::string candidate = dir + "/" + name;
+    const std::string seen = Seen(context, candidate);
     struct stat info {};
-    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
+    if (::stat(seen.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        ::access(seen.c_str(), X_OK) == 0) {
       return candidate;
     }
     start = end + 1;
@@ -59,13 +74,14 @@ Result<std::string> FindExecutable(const std::string& name) {
       "program '" + name + "' was not found on PATH; give its path (for example ./" + name + ")");
 }
 
-Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& request) {
+Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& request,
+                                                      const ProgramContext& context) {
   std::vector<std::string> argv;
   const bool python = request.run_path ||
                       (!request.no_python && (request.module || EndsWith(request.program, ".py")));
   if (python) {
-    const char* python_exec = std::getenv("PYTHON_EXEC");
-    auto interpreter = FindExecutable(python_exec && *python_exec ? python_exec : "python3");
+    auto interpreter =
+        FindExecutable(context.python_exec.empty() ? "python3" : context.python_exec, context);
     if (!interpreter.ok()) {
       return InvalidArgumentError("no Python interpreter to run '" + request.program +
                                   "': " + interpreter.status().message() + " (set PYTHON_EXEC)");
@@ -73,13 +89,13 @@ Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& requ
     argv = {interpreter.value(), "-u"};
     if (request.module) {
       argv.push_back("-m");
-    } else if (::access(request.program.c_str(), R_OK) != 0) {
+    } else if (::access(Seen(context, request.program).c_str(), R_OK) != 0) {
       return InvalidArgumentError("script '" + request.program +
                                   "' does not exist or cannot be read");
     }
     argv.push_back(request.program);
   } else {
-    ASSIGN_OR_RETURN(std::string executable, FindExecutable(request.program));
+    ASSIGN_OR_RETURN(std::string executable, FindExecutable(request.program, context));
     argv.push_back(std::move(executable));
   }
   argv.insert(argv.end(), request.args.begin(), request.args.end());

@@ -1,6 +1,10 @@
-// `ddprund`: the rendezvous daemon. Parses its command line, serves the rendezvous service on
-// --bind:--port until SIGTERM or SIGINT, then shuts down (pending calls are failed, not dropped).
+// `ddprund`: the host daemon. Parses its command line, serves the rendezvous service and the job
+// service (jobs submitted with `ddprun --hosts=...`) on --bind:--port until SIGTERM or SIGINT,
+// then cancels the jobs it runs (each agent's bounded stop), and shuts down (pending calls are
+// failed, not dropped).
 #include <signal.h>
+
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +15,21 @@
 #include "ddprun/base/logging.h"
 #include "ddprun/rendezvous/daemon_config.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
+#include "job_service.h"
+#include "job_table.h"
+
+namespace {
+
+// The `ddprun` beside this ddprund, as installed.
+std::string AgentBesideDaemon() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "/usr/bin/ddprun";
+  std::string self(path, static_cast<size_t>(n));
+  return self.substr(0, self.rfind('/') + 1) + "ddprun";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ddprun;
@@ -36,7 +55,15 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  JobTableOptions jobs;
+  jobs.agent_program = config.agent_program.empty() ? AgentBesideDaemon() : config.agent_program;
+  jobs.token_file = config.token_file;
+  jobs.allow_root_jobs = config.allow_root_jobs;
+  JobTable job_table(jobs);
+  JobService job_service(job_table, config.token);
+
   RendezvousServerOptions options;
+  options.more_services = {&job_service};
   options.bind_host = config.bind;
   options.port = config.port;
   options.token = config.token;
@@ -72,6 +99,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   GetLogger("rendezvous")->info("received signal {}; shutting down", signal_number);
+  job_table.CancelAll();
   server.value()->Shutdown();
   return 0;
 }

@@ -2,6 +2,7 @@
 #include "ddprun/rendezvous/daemon_config.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/security_files.h"
@@ -42,12 +43,14 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     tls.cert_file = file->tls_cert.value_or(tls.cert_file);
     tls.key_file = file->tls_key.value_or(tls.key_file);
     tls.ca_file = file->tls_ca.value_or(tls.ca_file);
+    config.agent_program = file->agent_program.value_or(config.agent_program);
+    config.allow_root_jobs = file->allow_root_jobs.value_or(config.allow_root_jobs);
   }
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
   app.add_option("--config", config_file,
                  "Read settings from this file (key = value: bind, port, port_file, token_file, "
-                 "tls_cert, tls_key, tls_ca); flags win over it");
+                 "tls_cert, tls_key, tls_ca, agent_program, allow_root_jobs); flags win over it");
   app.add_option("--bind", config.bind,
                  "Address to listen on (0.0.0.0: every interface; needs --token-file)")
       ->capture_default_str();
@@ -61,6 +64,11 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   app.add_option("--tls-key", tls.key_file, "The PEM private key of --tls-cert");
   app.add_option("--tls-ca", tls.ca_file,
                  "Require client certificates signed by this PEM CA (mutual TLS)");
+  app.add_option("--agent-program", config.agent_program,
+                 "The ddprun that runs each submitted job's node agent (default: the one beside "
+                 "ddprund)");
+  app.add_flag("--allow-root-jobs", config.allow_root_jobs,
+               "Run submitted jobs although this daemon runs as root (they run as root)");
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -81,10 +89,15 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     auto token = ReadTokenFile(token_file);
     if (!token.ok()) return DaemonUsageError{token.status().message()};
     config.token = std::move(token).value();
+    config.token_file = std::filesystem::absolute(token_file).string();
   } else if (!IsLoopbackAddress(config.bind)) {
     return DaemonUsageError{"--bind " + config.bind +
                             " would accept calls from other hosts without a token; pass "
                             "--token-file"};
+  }
+  if (!config.agent_program.empty() && config.agent_program[0] != '/') {
+    return DaemonUsageError{"--agent-program must be an absolute path, not '" +
+                            config.agent_program + "'"};
   }
   if (!tls.ca_file.empty() && tls.cert_file.empty()) {
     return DaemonUsageError{"--tls-ca needs --tls-cert and --tls-key (the server's own TLS)"};

@@ -25,6 +25,18 @@ std::string ParsePort(const std::string& value, DaemonFileSettings& settings) {
   return "";
 }
 
+std::string ParseAllowRootJobs(const std::string& value, DaemonFileSettings& settings) {
+  if (value != "true" && value != "false") return "'" + value + "' is neither true nor false";
+  settings.allow_root_jobs = value == "true";
+  return "";
+}
+
+std::string ParseAgentProgram(const std::string& value, DaemonFileSettings& settings) {
+  if (value[0] != '/') return "'" + value + "' is not an absolute path";
+  settings.agent_program = value;
+  return "";
+}
+
 std::string ParseBind(const std::string& value, DaemonFileSettings& settings) {
   if (value != "localhost" && !IsIpv4Address(value)) {
     return "'" + value + "' is not an IPv4 address such as 0.0.0.0 or 127.0.0.1";
@@ -47,6 +59,8 @@ Status CheckPem(const std::string& path) { return ReadPemFile("the file", path).
 
 const std::map<std::string, KeyParser>& Keys() {
   static const std::map<std::string, KeyParser> keys = {
+      {"agent_program", ParseAgentProgram},
+      {"allow_root_jobs", ParseAllowRootJobs},
       {"bind", ParseBind},
       {"port", ParsePort},
       {"port_file",

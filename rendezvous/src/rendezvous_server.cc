@@ -21,6 +21,7 @@ namespace ddprun {
 
 struct RendezvousServer::Impl {
   std::unique_ptr<RendezvousService> service;
+  std::vector<grpc::Service*> more_services;
   int max_receive_bytes = 0;
   // Made into credentials only in BuildServer: creating any credentials starts gRPC (grpc_init
   // and its threads), which the on-first-connection mode defers.
@@ -51,6 +52,7 @@ struct RendezvousServer::Impl {
       builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     }
     builder.RegisterService(service.get());
+    for (grpc::Service* more : more_services) builder.RegisterService(more);
     builder.SetMaxReceiveMessageSize(max_receive_bytes);
     return builder.BuildAndStart();
   }
@@ -99,6 +101,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   self->impl_ = std::make_unique<Impl>();
   Impl& impl = *self->impl_;
   impl.service = std::make_unique<RendezvousService>(*self->store_, options.token);
+  impl.more_services = options.more_services;
   // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
   impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);
   self->host_ = options.bind_host;

@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/rendezvous/call_authentication.h"
 #include "grpc_status.h"
 #include "proto_conversions.h"
 #include "session_reactor.h"
@@ -12,17 +13,7 @@
 namespace ddprun {
 namespace {
 
-constexpr char kTokenMetadataKey[] = "x-ddprun-token";
 constexpr int64_t kMaxWaitMs = 24LL * 3600 * 1000;
-
-// Compares in time independent of where the strings differ, so the token cannot be guessed byte
-// by byte from response times.
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (size_t i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
 
 StoreScopeKey ScopeOf(const v1::StoreScope& scope) { return {scope.job_id(), scope.round()}; }
 
@@ -118,20 +109,7 @@ RendezvousService::~RendezvousService() {
 }
 
 grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* context) const {
-  if (token_.empty()) return grpc::Status::OK;
-  const auto& metadata = context->client_metadata();
-  auto it = metadata.find(kTokenMetadataKey);
-  if (it != metadata.end() &&
-      ConstantTimeEquals(std::string_view(it->second.data(), it->second.size()), token_)) {
-    return grpc::Status::OK;
-  }
-  GetLogger("rendezvous")
-      ->warn("refused a call from {}: {} token", context->peer(),
-             it == metadata.end() ? "missing" : "wrong");
-  return {grpc::StatusCode::UNAUTHENTICATED,
-          "the rendezvous server requires its token (--token-file for ddprun, DDPRUN_TOKEN for "
-          "workers); this call had a " +
-              std::string(it == metadata.end() ? "missing" : "wrong") + " one"};
+  return AuthenticateCall(*context, token_);
 }
 
 grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* context,

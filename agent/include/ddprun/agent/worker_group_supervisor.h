@@ -46,6 +46,9 @@ struct SupervisorOptions {
   RoundCoordinator* coordinator = nullptr;  // required; outlives the supervisor
   std::vector<std::string> worker_argv;     // resolved program path first
   std::string program_label;                // names the program in the failure report
+  // A job submitted to many hosts: the submitter shows one report, so a node prints one only
+  // when its own failure is the job's root cause.
+  bool report_only_own_root_cause = false;
   OutputRoutingOptions output;
   RunLogLayout log_layout{""};  // required: RunLogLayout::Claim
   std::chrono::milliseconds shutdown_timeout{30'000};

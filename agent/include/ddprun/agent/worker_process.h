@@ -50,6 +50,8 @@ struct SpawnOptions {
   TerminalSize terminal_size;  // of the worker's terminals
   // When not empty: the cgroup.procs file of the cgroup the worker joins before exec (JobCgroup).
   std::string cgroup_procs_file;
+  // When not empty: the directory the program starts in (else this process's).
+  std::string working_dir;
 };
 
 // Sets the size of a terminal whose master is `master_fd` (its session gets SIGWINCH).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ddprun/launcher/launch_config.h"
+#include "ddprun/launcher/submit_request.h"
 
 namespace ddprun {
 
@@ -21,11 +22,13 @@ struct UsageError {
   std::string message;
 };
 
-using ParsedCommandLine = std::variant<LaunchConfig, HelpRequest, VersionRequest, UsageError>;
+using ParsedCommandLine =
+    std::variant<LaunchConfig, SubmitRequest, HelpRequest, VersionRequest, UsageError>;
 
 // `args` without the program name (argv[1..]). Reads PET_* variables, PYTHON_EXEC and PATH from
 // the process environment. Checks everything that can be checked without starting anything:
-// the worker program exists and is executable, and --log_dir can be created.
+// the worker program exists and is executable, and --log_dir can be created. With --hosts or
+// --hostfile, a SubmitRequest: the program is looked for by each host's daemon instead.
 ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args);
 
 }  // namespace ddprun

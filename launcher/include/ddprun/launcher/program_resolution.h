@@ -18,12 +18,27 @@ struct ProgramRequest {
   bool run_path = false;          // --run_path: a Python script whatever its name
 };
 
-// The full argv, its first element an executable's path. INVALID_ARGUMENT with a one-line
-// message when the program (or the interpreter) is missing or not executable.
-Result<std::vector<std::string>> ResolveWorkerCommand(const ProgramRequest& request);
+// Where the program is looked for: relative paths from working_dir, names on path (a PATH value),
+// Python as python_exec (PYTHON_EXEC) names it. The daemon resolves a job's program in the job's
+// working directory and environment, not its own.
+struct ProgramContext {
+  std::string working_dir;  // empty: this process's
+  std::string path;         // empty: /usr/local/bin:/usr/bin:/bin
+  std::string python_exec;  // empty: python3
+  // This process's working directory, PATH and PYTHON_EXEC.
+  static ProgramContext OfThisProcess();
+};
+
+// The full argv, its first element an executable's path (relative paths stay relative to the
+// context's working directory). INVALID_ARGUMENT with a one-line message when the program (or the
+// interpreter) is missing or not executable.
+Result<std::vector<std::string>> ResolveWorkerCommand(
+    const ProgramRequest& request,
+    const ProgramContext& context = ProgramContext::OfThisProcess());
 
 // The path of an executable named like a shell would find it: a name with a '/' as is, else the
-// first match on PATH.
-Result<std::string> FindExecutable(const std::string& name);
+// first match on the context's PATH.
+Result<std::string> FindExecutable(const std::string& name,
+                                   const ProgramContext& context = ProgramContext::OfThisProcess());
 
 }  // namespace ddprun

@@ -15,9 +15,14 @@ struct DaemonConfig {
   int port = 29400;                // 0: a free port, reported on stdout and in port_file
   std::string port_file;           // written (atomically) with the bound port, when set
   std::string token;               // from --token-file; required on every call when set
+  std::string token_file;          // absolute; the job agents read it for their rendezvous
   std::string tls_cert_pem;        // --tls-cert and --tls-key: serve TLS
   std::string tls_key_pem;
   std::string tls_ca_pem;  // --tls-ca: require client certificates it signed
+  // The job service: the `ddprun` that runs each job's node agent (default: the one beside
+  // ddprund), and whether a daemon running as root may run jobs (as root).
+  std::string agent_program;
+  bool allow_root_jobs = false;
 };
 
 struct DaemonHelp {

@@ -1,6 +1,7 @@
 // ddprund's configuration file (`--config FILE`, /etc/ddprun/ddprund.conf under systemd): one
 // `key = value` per line, `#` starts a comment, blank lines are ignored. The keys are the
-// daemon's flags with underscores: bind, port, port_file, token_file, tls_cert, tls_key, tls_ca.
+// daemon's flags with underscores: bind, port, port_file, token_file, tls_cert, tls_key, tls_ca,
+// agent_program, allow_root_jobs (true or false).
 // Flags on the command line win over the file.
 //
 // Reading checks everything a key's value can be checked for (a port number, an IPv4 address,
@@ -23,6 +24,8 @@ struct DaemonFileSettings {
   std::optional<std::string> tls_cert;
   std::optional<std::string> tls_key;
   std::optional<std::string> tls_ca;
+  std::optional<std::string> agent_program;
+  std::optional<bool> allow_root_jobs;
 };
 
 // INVALID_ARGUMENT for an unreadable file, a line that is not `key = value`, an unknown or

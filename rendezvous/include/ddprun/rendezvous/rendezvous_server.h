@@ -12,8 +12,14 @@
 #include <memory>
 #include <string>
 
+#include <vector>
+
 #include "ddprun/base/status.h"
 #include "ddprun/rendezvous/key_value_store.h"
+
+namespace grpc {
+class Service;
+}
 
 namespace ddprun {
 
@@ -32,6 +38,9 @@ struct RendezvousServerOptions {
   // A job whose workers never use the store never pays gRPC's start-up time and memory.
   // Requires a numeric IPv4 bind_host (or "localhost").
   bool start_on_first_connection = false;
+  // More services on the same port (the daemon's job service); they must outlive the server and
+  // check the token themselves (call_authentication.h). Not with start_on_first_connection.
+  std::vector<grpc::Service*> more_services;
 };
 
 class RendezvousServer {

@@ -1,0 +1,32 @@
+// SubmitRequest: a job for the daemons of many hosts (`ddprun --hosts=... PROGRAM`), parsed and
+// validated on the submitting machine. What each host's daemon is asked to run: the node agent
+// with agent_args, the program, in working_dir, with environment set.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ddprun/base/client_security.h"
+
+namespace ddprun {
+
+struct SubmitRequest {
+  // The daemons, "host:port" (the port 29400 when not given), in the order given; the first
+  // serves the job's rendezvous unless --rdzv_endpoint names another.
+  std::vector<std::string> hosts;
+  std::string job_id;                   // --rdzv_id, or a random one
+  std::vector<std::string> agent_args;  // the node agent's options (no program, no token)
+  std::vector<std::string> program;     // the program and its arguments, as typed
+  bool python_module = false;           // -m
+  bool no_python = false;               // --no_python
+  bool run_path = false;                // --run_path
+  std::string working_dir;              // the submitter's
+  std::map<std::string, std::string> environment;  // what travels (--export)
+  bool detach = false;                  // print the job id and return once it runs
+  std::string rendezvous;               // "host:port" of the job's rendezvous
+  ClientSecurity security;              // how to reach the daemons
+};
+
+}  // namespace ddprun

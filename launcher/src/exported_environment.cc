@@ -1,0 +1,65 @@
+// ExportedEnvironment; see exported_environment.h.
+#include "exported_environment.h"
+
+#include <cctype>
+#include <set>
+
+namespace ddprun {
+namespace {
+
+bool IsVariableName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsHostSpecificVariable(const std::string& name) {
+  static const std::set<std::string> names = {
+      "HOSTNAME", "HOST", "DISPLAY", "XAUTHORITY", "PWD", "OLDPWD", "SHLVL", "_", "TMUX",
+      "TMUX_PANE", "STY", "WINDOW", "WINDOWID", "TERM_SESSION_ID", "MAIL", "KRB5CCNAME",
+      "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SESSION_TYPE",
+      "XDG_SESSION_CLASS", "XDG_SEAT", "XDG_VTNR", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
+      "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY",
+      // A secret: each daemon gives its agents the token themselves.
+      "DDPRUN_TOKEN"};
+  return names.count(name) > 0 || name.rfind("SSH_", 0) == 0;
+}
+
+Result<std::map<std::string, std::string>> ExportedEnvironment(
+    const std::string& spec, const std::map<std::string, std::string>& environment) {
+  std::map<std::string, std::string> exported;
+  if (spec == "NONE") return exported;
+  size_t start = 0;
+  bool first = true;
+  while (start <= spec.size()) {
+    size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(start, end - start);
+    start = end + 1;
+    if (item == "ALL" && first) {
+      for (const auto& [name, value] : environment) {
+        if (!IsHostSpecificVariable(name)) exported[name] = value;
+      }
+    } else {
+      const size_t equals = item.find('=');
+      const std::string name = item.substr(0, equals);
+      if (!IsVariableName(name)) {
+        return InvalidArgumentError("--export must be ALL, NONE or a list of NAME and NAME=value "
+                                    "(ALL first, if at all), not '" + spec + "': '" + item + "'");
+      }
+      if (equals != std::string::npos) {
+        exported[name] = item.substr(equals + 1);
+      } else if (auto it = environment.find(name); it != environment.end()) {
+        exported[name] = it->second;
+      }
+    }
+    first = false;
+  }
+  return exported;
+}
+
+}  // namespace ddprun

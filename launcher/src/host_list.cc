@@ -1,0 +1,66 @@
+// ParseHostList and ReadHostFile; see host_list.h.
+#include "host_list.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/status_macros.h"
+#include "ddprun/launcher/rendezvous_options.h"
+
+namespace ddprun {
+namespace {
+
+// Adds `entry` (where: how to name it in an error) to `hosts` as "host:port".
+Status AddHost(const std::string& entry, const std::string& where,
+               std::vector<std::string>& hosts) {
+  auto endpoint = ParseEndpoint(entry, kDefaultRendezvousPort);
+  if (!endpoint.ok()) {
+    return InvalidArgumentError(where + ": '" + entry + "' is not HOST or HOST:PORT");
+  }
+  std::string host = endpoint->host + ":" + std::to_string(endpoint->port);
+  for (const std::string& known : hosts) {
+    if (known == host) return InvalidArgumentError(where + ": host " + host + " is given twice");
+  }
+  hosts.push_back(std::move(host));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ParseHostList(const std::string& comma_separated) {
+  std::vector<std::string> hosts;
+  size_t start = 0;
+  while (start <= comma_separated.size()) {
+    size_t end = comma_separated.find(',', start);
+    if (end == std::string::npos) end = comma_separated.size();
+    const std::string entry = Trim(comma_separated.substr(start, end - start));
+    start = end + 1;
+    if (entry.empty()) {
+      return InvalidArgumentError("--hosts must list HOST[:PORT] separated by commas, not '" +
+                                  comma_separated + "'");
+    }
+    RETURN_IF_ERROR(AddHost(entry, "--hosts", hosts));
+  }
+  return hosts;
+}
+
+Result<std::vector<std::string>> ReadHostFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return InvalidArgumentError("--hostfile: cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::vector<std::string> hosts;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string entry = Trim(line.substr(0, line.find('#')));
+    if (entry.empty()) continue;
+    RETURN_IF_ERROR(AddHost(entry, "--hostfile " + path + ":" + std::to_string(number), hosts));
+  }
+  if (hosts.empty()) return InvalidArgumentError("--hostfile " + path + " lists no host");
+  return hosts;
+}
+
+}  // namespace ddprun

@@ -1,0 +1,132 @@
+// FollowJob and CancelJob; see job_follower.h.
+#include "job_follower.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace ddprun {
+namespace {
+
+// The stop signals, blocked in this thread (and so in the threads it starts) while alive.
+class BlockedStopSignals {
+ public:
+  BlockedStopSignals() {
+    sigemptyset(&set_);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, signal_number);
+    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+  }
+  ~BlockedStopSignals() {
+    // Consume what came meanwhile, so that unblocking does not deliver it.
+    timespec zero{0, 0};
+    while (sigtimedwait(&set_, nullptr, &zero) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  // A stop signal that arrived within `milliseconds`, or 0.
+  int Wait(int milliseconds) {
+    timespec timeout{milliseconds / 1000, (milliseconds % 1000) * 1'000'000L};
+    const int received = sigtimedwait(&set_, nullptr, &timeout);
+    return received > 0 ? received : 0;
+  }
+
+ private:
+  sigset_t set_;
+  sigset_t previous_;
+};
+
+std::string HostLabel(const std::string& host) { return "host " + host; }
+
+}  // namespace
+
+std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std::string>& hosts,
+                               const ClientSecurity& security) {
+  std::vector<HostEnd> ends(hosts.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    threads.emplace_back([&, i] {
+      JobClient client(hosts[i], security);
+      ends[i].host = hosts[i];
+      auto exit = client.Cancel(job_id);
+      if (exit.ok()) {
+        ends[i].exit = exit.value();
+      } else {
+        ends[i].error = exit.status();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return ends;
+}
+
+FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
+                       const ClientSecurity& security, const FollowOptions& options,
+                       RemoteConsole& console) {
+  BlockedStopSignals signals;
+  FollowResult result;
+  result.hosts.resize(hosts.size());
+  std::vector<std::unique_ptr<JobClient>> clients;
+  for (const std::string& host : hosts) {
+    clients.push_back(std::make_unique<JobClient>(host, security));
+  }
+  std::atomic<size_t> finished{0};
+  std::vector<std::thread> followers;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    followers.emplace_back([&, i] {
+      const int host = static_cast<int>(i);
+      HostEnd& end = result.hosts[i];
+      end.host = hosts[i];
+      auto exit = clients[i]->Attach(
+          job_id, options.follow,
+          [&](v1::JobOutput::Stream stream, std::string_view data) {
+            if (options.on_output) {
+              options.on_output(host, stream, data);
+            } else {
+              console.Write(host, stream, data);
+            }
+          },
+          [&](int64_t dropped) {
+            console.Note("ddprun: " + HostLabel(hosts[i]) + ": " + std::to_string(dropped) +
+                         " bytes of earlier output are no longer kept (the full logs are in "
+                         "--log_dir there)\n");
+          });
+      if (exit.ok()) {
+        end.exit = exit.value();
+      } else {
+        end.error = exit.status();
+      }
+      ++finished;
+    });
+  }
+  std::thread canceller;
+  bool stopped_waiting = false;
+  while (finished < hosts.size()) {
+    const int received = signals.Wait(100);
+    if (received == 0) continue;
+    if (result.signal != 0 || !options.cancel_on_signal) {
+      // Stop waiting: the followers end now; a job being cancelled goes on being cancelled.
+      if (result.signal == 0) result.signal = received;
+      for (auto& client : clients) client->StopAttach();
+      stopped_waiting = true;
+      break;
+    }
+    result.signal = received;
+    console.Note("ddprun: cancelling job " + job_id + " on " + std::to_string(hosts.size()) +
+                 " hosts (signal again to stop waiting)\n");
+    // Copies: on a second signal this thread is left behind (its calls are out already).
+    canceller = std::thread([job_id, hosts, security] { CancelJob(job_id, hosts, security); });
+  }
+  for (auto& follower : followers) follower.join();
+  if (canceller.joinable()) {
+    if (stopped_waiting) {
+      canceller.detach();
+    } else {
+      canceller.join();
+    }
+  }
+  return result;
+}
+
+}  // namespace ddprun

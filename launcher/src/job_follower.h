@@ -1,0 +1,45 @@
+// FollowJob: the submitter's side of a running job: one Attach stream per host, their output on
+// this terminal (RemoteConsole), until every host's agent has ended or is lost. SIGINT, SIGTERM
+// and SIGHUP cancel the job on every host (a submitted job) or only stop following it (attach);
+// a second one stops waiting. Blocks those signals in the calling thread for the duration.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddprun/base/client_security.h"
+#include "ddprun/base/status.h"
+#include "ddprun/rendezvous/job_client.h"
+#include "remote_console.h"
+
+namespace ddprun {
+
+struct FollowOptions {
+  bool follow = true;            // false: what the daemons keep, then return (ddprun logs)
+  bool cancel_on_signal = true;  // false: a signal detaches (ddprun attach)
+  // Every piece of output, instead of the console (ddprun logs --rank); null: the console.
+  std::function<void(int host, int stream, std::string_view data)> on_output;
+};
+
+struct HostEnd {
+  std::string host;
+  std::optional<JobExit> exit;  // how its agent ended; unset: lost, or still running (no follow)
+  Status error;                 // why it was lost, when it was
+};
+
+struct FollowResult {
+  std::vector<HostEnd> hosts;
+  int signal = 0;  // the signal that cancelled or detached, if one did
+};
+
+FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
+                       const ClientSecurity& security, const FollowOptions& options,
+                       RemoteConsole& console);
+
+// Cancels the job on every host at once; returns each host's end (cancel waits for the agents).
+std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std::string>& hosts,
+                               const ClientSecurity& security);
+
+}  // namespace ddprun

@@ -1,0 +1,160 @@
+// SubmitJob and ConcludeJob; see submit.h.
+#include "submit.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "ddprun/rendezvous/job_status_client.h"
+#include "node_address.h"
+
+namespace ddprun {
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(10);
+
+// `call(i)` for every host at once; each host's status.
+template <typename Call>
+std::vector<Status> OnEveryHost(size_t hosts, const Call& call) {
+  std::vector<Status> statuses(hosts);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < hosts; ++i) threads.emplace_back([&, i] { statuses[i] = call(i); });
+  for (auto& thread : threads) thread.join();
+  return statuses;
+}
+
+v1::StartJobRequest StartRequestFor(const SubmitRequest& request, size_t host, bool check_only) {
+  v1::StartJobRequest start;
+  start.set_job_id(request.job_id);
+  for (const auto& name : request.hosts) start.add_hosts(name);
+  start.set_host_index(static_cast<int>(host));
+  for (const auto& arg : request.agent_args) start.add_agent_args(arg);
+  for (const auto& arg : request.program) start.add_program(arg);
+  start.set_working_dir(request.working_dir);
+  start.mutable_environment()->insert(request.environment.begin(), request.environment.end());
+  start.set_check_only(check_only);
+  start.set_python_module(request.python_module);
+  start.set_no_python(request.no_python);
+  start.set_run_path(request.run_path);
+  return start;
+}
+
+// The first failure, and how many hosts failed.
+std::string FirstFailure(const std::vector<Status>& statuses, size_t* failed) {
+  std::string first;
+  *failed = 0;
+  for (const Status& status : statuses) {
+    if (status.ok()) continue;
+    if (++*failed == 1) first = status.message();
+  }
+  return first;
+}
+
+// Whether the agent that saw the job's root-cause failure is among the lost hosts (it could not
+// print its report). The failure names its host "name (address)".
+bool RootCauseHostLost(const WorkerFailure& root_cause, const FollowResult& followed) {
+  for (const HostEnd& end : followed.hosts) {
+    if (end.exit) continue;
+    const std::string name = end.host.substr(0, end.host.rfind(':'));
+    auto address = ResolveIPv4(name);
+    const std::string shown = "(" + (address.ok() ? address.value() : name) + ")";
+    const std::string& host = root_cause.host;
+    if (host.size() >= shown.size() &&
+        host.compare(host.size() - shown.size(), shown.size(), shown) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+int ConcludeJob(const std::string& job_id, const FollowResult& followed,
+                const std::string& rendezvous, const ClientSecurity& security,
+                RemoteConsole& console) {
+  size_t lost = 0;
+  for (const HostEnd& end : followed.hosts) {
+    if (end.exit || followed.signal != 0) continue;
+    ++lost;
+    // A daemon that dies takes its agent and workers along (parent-death signals).
+    console.Note("ddprun: lost " + end.error.message() + "\n");
+  }
+  if (followed.signal != 0) return 128 + followed.signal;
+  int status = 0;
+  for (const HostEnd& end : followed.hosts) {
+    if (end.exit && end.exit->status() != 0) {
+      status = end.exit->status();
+      break;
+    }
+  }
+  if (status == 0 && lost == followed.hosts.size()) status = 1;
+  if (status == 0 || rendezvous.empty()) return status;
+  // The root cause's agent printed the report unless none saw a worker fail (a node was lost,
+  // a timeout) or that agent's host is the one lost: then the rendezvous says why.
+  auto jobs = FetchJobStatus(rendezvous, security, job_id, std::chrono::seconds(3));
+  if (!jobs.ok() || jobs->empty()) {
+    console.Note("ddprun: job " + job_id + " failed with exit status " + std::to_string(status) +
+                 "; its rendezvous cannot say why: " +
+                 (jobs.ok() ? "it holds no such job" : jobs.status().message()) + "\n");
+    return status;
+  }
+  const JobSnapshot& job = jobs->front();
+  if (!job.last_worker_failure || RootCauseHostLost(*job.last_worker_failure, followed)) {
+    console.Note("ddprun: job " + job_id + " failed: " + job.last_failure + "\n");
+  }
+  return status;
+}
+
+int SubmitJob(const SubmitRequest& request) {
+  const size_t hosts = request.hosts.size();
+  std::vector<std::unique_ptr<JobClient>> clients;
+  for (const auto& host : request.hosts) {
+    clients.push_back(std::make_unique<JobClient>(host, request.security));
+  }
+  // All or nothing: every host checks first, and only then does any start.
+  size_t failed = 0;
+  std::string failure = FirstFailure(OnEveryHost(hosts, [&](size_t i) {
+                                       return clients[i]->Start(StartRequestFor(request, i, true),
+                                                                kStartTimeout);
+                                     }),
+                                     &failed);
+  if (failed > 0) {
+    std::fprintf(stderr, "ddprun: error: job %s not started: %s%s; nothing was started\n",
+                 request.job_id.c_str(), failure.c_str(),
+                 failed > 1 ? (" (and " + std::to_string(failed - 1) + " more hosts)").c_str()
+                            : "");
+    return 1;
+  }
+  std::vector<Status> started = OnEveryHost(hosts, [&](size_t i) {
+    return clients[i]->Start(StartRequestFor(request, i, false), kStartTimeout);
+  });
+  failure = FirstFailure(started, &failed);
+  if (failed > 0) {
+    std::vector<std::string> running;
+    for (size_t i = 0; i < hosts; ++i) {
+      if (started[i].ok()) running.push_back(request.hosts[i]);
+    }
+    CancelJob(request.job_id, running, request.security);
+    std::fprintf(stderr, "ddprun: error: job %s not started: %s; stopped it on the %zu hosts "
+                 "where it had started\n",
+                 request.job_id.c_str(), failure.c_str(), running.size());
+    return 1;
+  }
+  if (request.detach) {
+    std::printf("%s\n", request.job_id.c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "ddprun: job %s runs on %zu hosts; ddprun attach %s follows it, ddprun cancel "
+                 "%s stops it (--host=%s)\n",
+                 request.job_id.c_str(), hosts, request.job_id.c_str(), request.job_id.c_str(),
+                 request.hosts.front().c_str());
+    return 0;
+  }
+  RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
+  FollowResult followed = FollowJob(request.job_id, request.hosts, request.security, {}, console);
+  return ConcludeJob(request.job_id, followed, request.rendezvous, request.security, console);
+}
+
+}  // namespace ddprun

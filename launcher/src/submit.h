@@ -1,0 +1,24 @@
+// SubmitJob: `ddprun --hosts=... PROGRAM`: starts the job's node agent on every host through its
+// daemon, all or nothing, then follows the job to its end (or, with --detach, returns once it
+// runs) and exits with the job's exit status.
+#pragma once
+
+#include <string>
+
+#include "ddprun/launcher/submit_request.h"
+#include "job_follower.h"
+
+namespace ddprun {
+
+// Returns ddprun's exit status: the job's root-cause exit status, 128+N after signal N, 1 when it
+// could not start (the error, naming the host, is printed).
+int SubmitJob(const SubmitRequest& request);
+
+// The exit status of a followed job, after saying on `console` which hosts were lost and, when
+// no host's agent could report the job's root cause, what the rendezvous (when known: may be
+// empty) says it was.
+int ConcludeJob(const std::string& job_id, const FollowResult& followed,
+                const std::string& rendezvous, const ClientSecurity& security,
+                RemoteConsole& console);
+
+}  // namespace ddprun

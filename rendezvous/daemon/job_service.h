@@ -1,0 +1,32 @@
+// JobService: the gRPC Jobs service of ddprund (proto/ddprun/v1/jobs.proto), a thin adapter over
+// the JobTable: authenticates every call, logs every start with the caller's identity, and turns
+// a job's output into Attach streams. Synchronous handlers: an Attach holds one gRPC thread while
+// it follows a job, and looks at least every 200 ms whether its caller is still there.
+#pragma once
+
+#include <string>
+
+#include "ddprun/v1/jobs.grpc.pb.h"
+#include "job_table.h"
+
+namespace ddprun {
+
+class JobService final : public v1::Jobs::Service {
+ public:
+  JobService(JobTable& table, std::string token) : table_(table), token_(std::move(token)) {}
+
+  grpc::Status Start(grpc::ServerContext* context, const v1::StartJobRequest* request,
+                     v1::StartJobResponse* response) override;
+  grpc::Status Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
+                      grpc::ServerWriter<v1::JobOutput>* writer) override;
+  grpc::Status Cancel(grpc::ServerContext* context, const v1::CancelJobRequest* request,
+                      v1::CancelJobResponse* response) override;
+  grpc::Status List(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                    v1::ListJobsResponse* response) override;
+
+ private:
+  JobTable& table_;
+  const std::string token_;
+};
+
+}  // namespace ddprun

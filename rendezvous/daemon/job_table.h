@@ -1,0 +1,67 @@
+// JobTable: the jobs a daemon runs for submitters, and the policy that decides whether one may
+// start: the daemon's user (a root daemon runs jobs only where its configuration allows it), a
+// job id that is not running here already, a working directory and a program that exist on this
+// host. Thread-safe; gRPC's threads call it.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ddprun/base/status.h"
+#include "ddprun/base/thread_annotations.h"
+#include "hosted_job.h"
+
+namespace ddprun {
+
+struct JobTableOptions {
+  std::string agent_program;  // the `ddprun` that runs each job's node agent
+  std::string token_file;     // given to the agents, for the job's rendezvous; may be empty
+  bool allow_root_jobs = false;
+  size_t output_buffer_bytes = 4 << 20;  // recent output kept per job
+  std::chrono::milliseconds cancel_grace{45'000};  // SIGTERM to SIGKILL of an agent
+  size_t kept_ended_jobs = 64;  // ended jobs kept for attach, logs and status
+};
+
+// A submitter's request, as the service received it.
+struct JobStart {
+  HostedJobDescription description;
+  std::vector<std::string> agent_args;  // ddprun's options, without the program
+  std::map<std::string, std::string> environment;  // set over the daemon's own
+  bool python_module = false;  // how the agent will run the program (-m, --no_python,
+  bool no_python = false;      // --run_path), so that it is looked for as the agent will
+  bool run_path = false;
+};
+
+class JobTable {
+ public:
+  explicit JobTable(JobTableOptions options);
+  ~JobTable();  // cancels what still runs and waits for it
+
+  // Whether `start` could start now. FAILED_PRECONDITION saying why not (one line, naming what
+  // is missing on this host), ALREADY_EXISTS for a job id that runs here, INVALID_ARGUMENT for a
+  // malformed request.
+  Status Check(const JobStart& start) const EXCLUDES(mu_);
+  // Checks, then starts the agent.
+  Result<std::shared_ptr<HostedJob>> Start(const JobStart& start) EXCLUDES(mu_);
+  // Null when this daemon holds no job of that id.
+  std::shared_ptr<HostedJob> Find(const std::string& job_id) const EXCLUDES(mu_);
+  std::vector<std::shared_ptr<HostedJob>> All() const EXCLUDES(mu_);
+  // Cancels `job` and waits for its agent to end (the grace, and a little more, at most).
+  AgentExit CancelAndWait(HostedJob& job) const;
+  // Cancels every running job and waits for them all: the daemon is stopping.
+  void CancelAll() EXCLUDES(mu_);
+
+ private:
+  Status CheckLocked(const JobStart& start) const REQUIRES(mu_);
+  AgentLaunch LaunchOf(const JobStart& start) const;
+
+  const JobTableOptions options_;
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<HostedJob>> jobs_ GUARDED_BY(mu_);
+  std::vector<std::string> start_order_ GUARDED_BY(mu_);  // to forget the oldest ended first
+};
+
+}  // namespace ddprun

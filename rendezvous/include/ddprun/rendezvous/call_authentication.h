@@ -1,0 +1,21 @@
+// Who may call the daemon's services, and who did: the token check every service of ddprund
+// applies to every call, and the caller's identity as the daemon logs it.
+#pragma once
+
+#include <grpcpp/server_context.h>
+
+#include <string>
+
+namespace ddprun {
+
+// The metadata key a call carries the token in.
+inline constexpr char kTokenMetadataKey[] = "x-ddprun-token";
+
+// OK when `token` is empty or the call carries it; else UNAUTHENTICATED (logged with the
+// caller's address), saying whether the token was missing or wrong. Compares in constant time.
+grpc::Status AuthenticateCall(const grpc::ServerContextBase& context, const std::string& token);
+
+// "ipv4:10.0.0.7:51234", and " (certificate CN=name)" when the caller presented a certificate.
+std::string CallerIdentity(const grpc::ServerContextBase& context);
+
+}  // namespace ddprun

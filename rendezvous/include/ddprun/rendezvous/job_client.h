@@ -1,0 +1,67 @@
+// JobClient: a client of one host daemon's job service (proto/ddprun/v1/jobs.proto), for
+// `ddprun --hosts=...` and its attach, logs, cancel and status commands. Errors name the host
+// ("host 10.0.0.2:29400: ...") and say what to check. Attach blocks; StopAttach may be called
+// from any other thread. One Attach at a time per client.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ddprun/base/client_security.h"
+#include "ddprun/base/status.h"
+#include "ddprun/base/thread_annotations.h"
+#include "ddprun/v1/jobs.grpc.pb.h"
+
+namespace ddprun {
+
+// How a host's agent of a job ended.
+struct JobExit {
+  int exit_code = -1;
+  int term_signal = 0;
+  bool cancelled = false;
+  // As a shell shows it: the exit code, or 128 + the signal.
+  int status() const { return term_signal != 0 ? 128 + term_signal : exit_code; }
+};
+
+class JobClient {
+ public:
+  JobClient(std::string address, const ClientSecurity& security);
+
+  const std::string& address() const { return address_; }
+
+  // Start (or, with check_only, only check) the node agent on this host.
+  Status Start(const v1::StartJobRequest& request, std::chrono::milliseconds timeout);
+  // Cancels the job here; returns once its agent has ended (the daemon's grace at most).
+  Result<JobExit> Cancel(const std::string& job_id);
+  // The jobs this daemon holds, or only `job_id` (NOT_FOUND when it holds none such).
+  Result<std::vector<v1::HostedJob>> List(const std::string& job_id,
+                                          std::chrono::milliseconds timeout);
+
+  using OutputHandler = std::function<void(v1::JobOutput::Stream stream, std::string_view data)>;
+  // Hands the job's output, from the oldest the daemon keeps, to `on_output` (and how many bytes
+  // were missed to `on_dropped`). Returns the job's exit once it has ended; nullopt when not
+  // following and the job still runs; CANCELLED after StopAttach; UNAVAILABLE when the
+  // connection to the daemon was lost.
+  Result<std::optional<JobExit>> Attach(const std::string& job_id, bool follow,
+                                        const OutputHandler& on_output,
+                                        const std::function<void(int64_t)>& on_dropped)
+      EXCLUDES(mu_);
+  void StopAttach() EXCLUDES(mu_);
+
+ private:
+  Status Failed(const grpc::Status& status) const;
+
+  std::string address_;
+  ClientSecurity security_;
+  std::unique_ptr<v1::Jobs::Stub> stub_;
+  Mutex mu_;
+  grpc::ClientContext* attaching_ GUARDED_BY(mu_) = nullptr;
+  bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace ddprun

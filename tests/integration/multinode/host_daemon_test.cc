@@ -1,0 +1,193 @@
+// Jobs started on many hosts from one command: `ddprun --hosts=...` asks each host's ddprund to
+// run the job's node agent. Real daemons, one per network namespace; the submitter in the
+// switch's namespace. Skipped, with the reason, where namespaces cannot be made.
+#include "host_daemon_support.h"
+
+using namespace ddprun;
+using namespace ddprun::testing;
+
+namespace {
+
+// A worker that says it is ready, then runs until stopped; `marker` names its processes.
+std::vector<std::string> ReadyThenRun(const std::string& marker) {
+  return {"sh", "-c", "echo ready $RANK; while :; do sleep 0.1; done", marker};
+}
+
+std::string Marker(const std::string& what) {
+  return "hostjob-" + what + "-" + std::to_string(::getpid());
+}
+
+}  // namespace
+
+TEST_CASE("a job on three hosts' daemons prints every rank's lines, complete and prefixed") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  auto submitter = hosts.Submitter(SubmitArgs(
+      hosts, {"--nproc_per_node=2"},
+      {"sh", "-c",
+       "i=1; while [ $i -le 40 ]; do echo \"line $i of rank $RANK/$WORLD_SIZE\"; "
+       "echo \"err $i of rank $RANK\" >&2; i=$((i+1)); done"}));
+  auto exit = submitter->Wait(120s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 0);
+  for (int rank = 0; rank < 6; ++rank) {
+    for (int i = 1; i <= 40; ++i) {
+      const std::string r = std::to_string(rank), n = std::to_string(i);
+      CHECK(Count(submitter->stdout_text(),
+                  "[rank" + r + "]: line " + n + " of rank " + r + "/6\n") == 1);
+      CHECK(Count(submitter->stderr_text(), "[rank" + r + "]: err " + n + " of rank " + r + "\n") ==
+            1);
+    }
+  }
+  CHECK(Lines(submitter->stdout_text()).size() == 240);
+}
+
+TEST_CASE("Ctrl-C on the submitter cancels the job on every host and leaves no process there") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  const std::string marker = Marker("ctrl-c");
+  auto submitter = hosts.Submitter(SubmitArgs(hosts, {}, ReadyThenRun(marker)));
+  REQUIRE(AwaitLines(*submitter, ": ready ", 3));
+  submitter->Signal(SIGINT);
+  auto exit = submitter->Wait(60s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 128 + SIGINT);
+  CHECK(Count(submitter->stderr_text(), "ddprun: cancelling job") == 1);
+  CHECK(AwaitNoProcesses(marker));
+  CHECK(AwaitNoProcesses("--rdzv_id=" + marker));
+}
+
+TEST_CASE("ddprun cancel stops a detached job on every host, from another machine") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  const std::string marker = Marker("cancel");
+  auto submitter = hosts.Submitter(
+      SubmitArgs(hosts, {"--detach", "--rdzv_id=" + marker}, ReadyThenRun(marker)));
+  auto exit = submitter->Wait(60s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 0);
+  CHECK(submitter->stdout_text() == marker + "\n");
+  // Each host's daemon has started its agent: its processes exist until cancelled.
+  CHECK(ProcessesMentioning("--rdzv_id=" + marker).size() >= 3);
+  auto cancelled = hosts.Command("cancel", {marker});
+  INFO(cancelled.out << cancelled.err);
+  CHECK(cancelled.code() == 0);
+  CHECK(AwaitNoProcesses(marker, nullptr, -1, 5s));
+  auto status = hosts.Command("status", {marker});
+  INFO(status.out << status.err);
+  CHECK(status.code() == 0);
+  CHECK(Count(status.out, "ended") == 3);
+  CHECK(Count(status.out, "(cancelled)") == 3);
+}
+
+TEST_CASE("--detach then attach shows the whole output and the job's exit code") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  const std::string id = Marker("attach");
+  auto submitter = hosts.Submitter(SubmitArgs(
+      hosts, {"--detach", "--rdzv_id=" + id},
+      {"sh", "-c",
+       "i=0; while [ $i -lt 20 ]; do echo \"out $i\"; i=$((i+1)); done; sleep 1; "
+       "[ \"$RANK\" = 1 ] && exit 7; sleep 30"}));
+  auto detached = submitter->Wait(60s);
+  REQUIRE(detached.has_value());
+  REQUIRE(detached->exit_code == 0);
+  auto attached = hosts.Command("attach", {id});
+  INFO(attached.out << attached.err);
+  CHECK(attached.code() == 7);
+  for (int rank = 0; rank < 3; ++rank) {
+    for (int i = 0; i < 20; ++i) {
+      CHECK(Count(attached.out, "[rank" + std::to_string(rank) + "]: out " + std::to_string(i) +
+                                    "\n") == 1);
+    }
+  }
+  // One report, from the host whose worker failed, naming it.
+  CHECK(Count(attached.err, " FAILED\n") == 1);
+  CHECK(Count(attached.err, "(" + TestNetwork::address(1) + ")") >= 1);
+  CHECK(Count(attached.err, "exit code 7") >= 1);
+  // Attaching again after the end replays the same.
+  auto again = hosts.Command("attach", {id});
+  CHECK(again.code() == 7);
+  CHECK(Count(again.out, "[rank2]: out 19\n") == 1);
+  auto rank_logs = hosts.Command("logs", {id, "--rank=2"});
+  CHECK(rank_logs.code() == 0);
+  CHECK(Lines(rank_logs.out).size() == 20);
+  CHECK(Count(rank_logs.out, "[rank2]: ") == 20);
+}
+
+TEST_CASE("a host that lacks the working directory fails the start on every host") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  ScratchDir work;
+  // Host 1's daemon sees an empty file system over the working directory's place.
+  HostDaemons hosts(std::move(*network), 3,
+                    {{1,
+                      {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                       "mount -t tmpfs none '" + work.path() + "' && exec \"$0\" \"$@\""}}});
+  const std::string workdir = work / "job";
+  REQUIRE(::mkdir(workdir.c_str(), 0755) == 0);
+  const std::string touched = hosts.dir / "started";
+  auto submitter = hosts.Submitter(SubmitArgs(hosts, {}, {"sh", "-c", "touch \"$0\"", touched}),
+                                   "", workdir);
+  auto exit = submitter->Wait(60s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 1);
+  CHECK(Count(submitter->stderr_text(), "host " + TestNetwork::address(1) + ":29400: ") == 1);
+  CHECK(Count(submitter->stderr_text(), "working directory " + workdir + " does not exist") == 1);
+  CHECK(Count(submitter->stderr_text(), "nothing was started") == 1);
+  CHECK(ReadFile(touched).empty());
+  CHECK(::access(touched.c_str(), F_OK) != 0);
+  for (int i = 0; i < 3; ++i) {
+    auto status = hosts.Command("status", {"--host=" + TestNetwork::address(i)});
+    CHECK(Count(status.out, "no jobs on") == 1);
+  }
+}
+
+TEST_CASE("a wrong token starts nothing, and the daemons serve the next job") {
+  auto network = NetworkOrSkip(2);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 2);
+  WriteFile(hosts.dir / "wrong", "not-the-token\n");
+  auto refused = hosts.Submitter(SubmitArgs(hosts, {}, {"true"}), hosts.dir / "wrong");
+  auto exit = refused->Wait(60s);
+  INFO(refused->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 1);
+  CHECK(Count(refused->stderr_text(), "wrong one") == 1);
+  auto status = hosts.Command("status", {});
+  CHECK(Count(status.out, "no jobs on") == 1);
+  auto served = hosts.Submitter(SubmitArgs(hosts, {}, {"sh", "-c", "echo served $RANK"}));
+  auto served_exit = served->Wait(60s);
+  INFO(served->stdout_text() << served->stderr_text());
+  REQUIRE(served_exit.has_value());
+  CHECK(served_exit->exit_code == 0);
+  CHECK(Count(served->stdout_text(), "served") == 2);
+}
+
+TEST_CASE("a host daemon killed mid-job takes its workers along and the job names the lost host") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  const std::string marker = Marker("lost");
+  auto submitter = hosts.Submitter(SubmitArgs(hosts, {}, ReadyThenRun(marker)));
+  REQUIRE(AwaitLines(*submitter, ": ready ", 3));
+  hosts.daemons[2]->process().Signal(SIGKILL);
+  // Its agent and workers die with it at once: no orphans on that host.
+  CHECK(AwaitNoProcesses(marker, &hosts.network, 2, 5s));
+  auto exit = submitter->Wait(60s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code != 0);
+  CHECK(Count(submitter->stderr_text(), "ddprun: lost host " + TestNetwork::address(2) +
+                                            ":29400: the connection to its ddprund broke") == 1);
+  CHECK(Count(submitter->stderr_text(), "node " + TestNetwork::address(2) + " lost") >= 1);
+  CHECK(AwaitNoProcesses(marker));
+}
