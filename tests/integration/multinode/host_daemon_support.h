@@ -19,6 +19,8 @@ struct HostDaemons {
   ScratchDir dir;
   std::string token_file = dir / "token";
   std::vector<std::unique_ptr<Daemon>> daemons;
+  // Goes between the switch's namespace and the submitter (an `env` setting PATH).
+  std::vector<std::string> submitter_prefix;
 
   // `prefixes[i]`, when given, goes between node i's namespace and ddprund (unshare, a mount).
   explicit HostDaemons(TestNetwork created, int hosts,
@@ -50,6 +52,7 @@ struct HostDaemons {
                                           const std::string& token_file_used = "",
                                           const std::string& working_dir = "") const {
     std::vector<std::string> argv = network.In(-1);
+    argv.insert(argv.end(), submitter_prefix.begin(), submitter_prefix.end());
     if (!working_dir.empty()) argv.insert(argv.end(), {"/usr/bin/env", "-C", working_dir});
     argv.push_back(kDdprun);
     argv.push_back("--token-file=" + (token_file_used.empty() ? token_file : token_file_used));

@@ -1,7 +1,8 @@
 // A PyTorch DDP job on two ddprun nodes of two workers each: the world of four forms through
 // MASTER_ADDR/MASTER_PORT and trains, on loopback and across network namespaces, and a failure
-// restarts both nodes with one job-wide TORCHELASTIC_RESTART_COUNT.
-#include "integration/multinode/netns_support.h"
+// restarts both nodes with one job-wide TORCHELASTIC_RESTART_COUNT. And one started on three
+// hosts' daemons from one command.
+#include "integration/multinode/host_daemon_support.h"
 #include "pytorch_support.h"
 
 using namespace ddprun;
@@ -72,4 +73,19 @@ TEST_CASE("two nodes in their own network namespaces run a PyTorch DDP job as on
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
   INFO(Outputs(agents));
   CHECK(Count(Outputs(agents), "[rank0]: trained world=4 epochs=1 ") == 1);
+}
+
+TEST_CASE("a PyTorch DDP script trains across three hosts' daemons from one command") {
+  if (!HavePytorch()) return;
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  hosts.submitter_prefix = PytorchEnvPrefix();  // travels to the hosts with the environment
+  auto submitter = hosts.Submitter(
+      SubmitArgs(hosts, {"--nproc_per_node=2"}, {Script("ddp_train.py"), "--epochs", "1"}));
+  auto exit = submitter->Wait(240s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 0);
+  CHECK(Count(submitter->stdout_text(), "[rank0]: trained world=6 epochs=1 ") == 1);
 }
