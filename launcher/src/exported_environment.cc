@@ -47,7 +47,7 @@ Result<std::map<std::string, std::string>> ExportedEnvironment(
     } else {
       const size_t equals = item.find('=');
       const std::string name = item.substr(0, equals);
-      if (!IsVariableName(name)) {
+      if (!IsVariableName(name) || name == "ALL" || name == "NONE") {
         return InvalidArgumentError("--export must be ALL, NONE or a list of NAME and NAME=value "
                                     "(ALL first, if at all), not '" + spec + "': '" + item + "'");
       }

@@ -114,6 +114,17 @@ inline std::string NamespaceOf(const TestNetwork& network, int i) {
   return "net:[" + std::to_string(info.st_ino) + "]";
 }
 
+// Waits until at least `count` processes mention `marker`.
+inline bool AwaitProcesses(const std::string& marker, size_t count,
+                           std::chrono::milliseconds timeout = 20s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (ProcessesMentioning(marker).size() < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
 // Waits until no process mentions `marker` (in node `node`'s namespace only, when given).
 inline bool AwaitNoProcesses(const std::string& marker, const TestNetwork* network = nullptr,
                              int node = -1, std::chrono::milliseconds timeout = 20s) {

@@ -86,7 +86,7 @@ TEST_CASE("ddprun cancel stops a detached job on every host, from another machin
   CHECK(Count(status.out, "(cancelled)") == 3);
 }
 
-TEST_CASE("--detach then attach shows the whole output and the job's exit code") {
+TEST_CASE("a detached job shows, on attach, the whole output and the job's exit code") {
   auto network = NetworkOrSkip(3);
   if (!network) return;
   HostDaemons hosts(std::move(*network), 3);

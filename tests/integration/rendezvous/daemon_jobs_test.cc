@@ -1,0 +1,153 @@
+// The job service of a real ddprund on loopback: its policy (root, duplicate ids, malformed
+// requests), its log of who started what, its shutdown, and the submitter's usage errors. The
+// multi-host behaviour is in integration/multinode/host_daemon_test.cc.
+#include <unistd.h>
+
+#include "integration/multinode/host_daemon_support.h"
+#include "ddprun/rendezvous/job_client.h"
+
+using namespace ddprun;
+using namespace ddprun::testing;
+
+namespace {
+
+RunResult RunDdprun(const std::vector<std::string>& args) { return Run(Ddprun(args), {}, 120s); }
+
+// A daemon on a free loopback port running jobs (as root, where the tests run as root).
+std::unique_ptr<Daemon> JobDaemon(std::vector<std::string> more = {"--allow-root-jobs"}) {
+  more.push_back("--agent-program=" + kDdprun);
+  return std::make_unique<Daemon>(more);
+}
+
+RunResult Submit(const Daemon& daemon, std::vector<std::string> args) {
+  args.insert(args.begin(), "--hosts=" + daemon.endpoint());
+  return RunDdprun(args);
+}
+
+RunResult JobCommand(const Daemon& daemon, const std::string& command,
+                     std::vector<std::string> args) {
+  args.insert(args.begin(), command);
+  args.push_back("--host=" + daemon.endpoint());
+  return RunDdprun(args);
+}
+
+}  // namespace
+
+TEST_CASE("a daemon running as root runs no job unless its configuration allows root jobs") {
+  if (::geteuid() != 0) {
+    SkipTest("the daemon's root policy needs the tests to run as root");
+    return;
+  }
+  auto daemon = JobDaemon({});
+  ScratchDir dir;
+  auto refused = Submit(*daemon, {"sh", "-c", "touch \"$0\"", dir / "ran"});
+  INFO(refused.err);
+  CHECK(refused.code() == 1);
+  CHECK(Count(refused.err, "runs as root") == 1);
+  CHECK(Count(refused.err, "allow_root_jobs = true") == 1);
+  CHECK(::access((dir / "ran").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("the daemon logs every job it starts with the caller's address") {
+  auto daemon = JobDaemon();
+  auto ran = Submit(*daemon, {"--rdzv_id=logged-job", "true"});
+  INFO(ran.err);
+  CHECK(ran.code() == 0);
+  daemon->process().Signal(SIGTERM);
+  REQUIRE(daemon->process().Wait(30s).has_value());
+  const std::string& log = daemon->process().stderr_text();
+  INFO(log);
+  CHECK(Count(log, "started job logged-job (host 1 of 1) for ipv4:127.0.0.1:") == 1);
+}
+
+TEST_CASE("a malformed job request gets a clear error and the daemon serves on") {
+  auto daemon = JobDaemon();
+  auto bad_id = Submit(*daemon, {"--rdzv_id=bad id", "true"});
+  CHECK(bad_id.code() == 1);
+  CHECK(Count(bad_id.err, "job id 'bad id' must be 1 to 128 letters") == 1);
+  JobClient client(daemon->endpoint(), {});
+  v1::StartJobRequest request;
+  request.set_job_id("no-hosts");
+  request.add_program("true");
+  request.set_working_dir("/");
+  Status no_hosts = client.Start(request, 10s);
+  CHECK(no_hosts.code() == StatusCode::kInvalidArgument);
+  CHECK(Count(no_hosts.message(), "names none of the job's 0 hosts") == 1);
+  request.add_hosts(daemon->endpoint());
+  request.set_working_dir("relative");
+  CHECK(client.Start(request, 10s).code() == StatusCode::kInvalidArgument);
+  request.set_working_dir("/");
+  request.add_agent_args("--hosts=elsewhere");
+  CHECK(client.Start(request, 10s).code() == StatusCode::kInvalidArgument);
+  auto served = Submit(*daemon, {"sh", "-c", "echo still serving"});
+  CHECK(served.code() == 0);
+  CHECK(Count(served.out, "[rank0]: still serving") == 1);
+}
+
+TEST_CASE("a job id that runs on the daemon already is refused") {
+  auto daemon = JobDaemon();
+  const std::string marker = "dup-" + std::to_string(::getpid());
+  auto first = Submit(*daemon, {"--detach", "--rdzv_id=" + marker, "sleep", "60"});
+  REQUIRE(first.code() == 0);
+  auto second = Submit(*daemon, {"--rdzv_id=" + marker, "true"});
+  CHECK(second.code() == 1);
+  CHECK(Count(second.err, "job " + marker + " is running here already") == 1);
+  CHECK(JobCommand(*daemon, "cancel", {marker}).code() == 0);
+  CHECK(AwaitNoProcesses("--rdzv_id=" + marker));
+}
+
+TEST_CASE("stopping the daemon cancels the jobs it runs and leaves no process") {
+  auto daemon = JobDaemon();
+  const std::string marker = "daemon-stop-" + std::to_string(::getpid());
+  auto started = Submit(*daemon, {"--detach", "--nproc_per_node=2", "sh", "-c",
+                                  "while :; do sleep 0.1; done", marker});
+  REQUIRE(started.code() == 0);
+  REQUIRE(AwaitProcesses(marker, 3));  // the agent and its two workers
+  daemon->process().Signal(SIGTERM);
+  auto exit = daemon->process().Wait(30s);
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 0);
+  CHECK(AwaitNoProcesses(marker, nullptr, -1, 5s));
+}
+
+TEST_CASE("attach, logs, cancel and status of a job the daemon does not hold say so") {
+  auto daemon = JobDaemon();
+  for (const char* command : {"attach", "logs", "cancel", "status"}) {
+    auto result = JobCommand(*daemon, command, {"no-such-job"});
+    INFO(command << ": " << result.err);
+    CHECK(result.code() == 1);
+    CHECK(Count(result.err, "holds no job no-such-job") == 1);
+  }
+  auto no_daemon = RunDdprun({"attach", "some-job", "--host=127.0.0.1:1"});
+  CHECK(no_daemon.code() == 1);
+  CHECK(Count(no_daemon.err, "host 127.0.0.1:1: cannot reach its ddprund") == 1);
+}
+
+TEST_CASE("submitting to hosts refuses bad flags with one line and exit status 2") {
+  ScratchDir dir;
+  WriteFile(dir / "empty-hostfile", "# nobody\n\n");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--detach", "true"}, "--detach is for jobs on many hosts; give --hosts"},
+      {{"--export=NONE", "true"}, "--export is for jobs on many hosts"},
+      {{"--hosts=a,,b", "true"}, "--hosts must list HOST[:PORT] separated by commas"},
+      {{"--hosts=a,a:29400", "true"}, "host a:29400 is given twice"},
+      {{"--hosts=a:http", "true"}, "'a:http' is not HOST or HOST:PORT"},
+      {{"--hosts=a", "--hostfile=" + dir / "empty-hostfile", "true"}, "not both"},
+      {{"--hostfile=" + dir / "empty-hostfile", "true"}, "lists no host"},
+      {{"--hostfile=" + dir / "missing", "true"}, "--hostfile: cannot read"},
+      {{"--hosts=a,b", "--nnodes=3", "true"}, "--nnodes=3 does not allow the 2 hosts given"},
+      {{"--hosts=a", "--node_rank=0", "true"}, "--node_rank is one host's"},
+      {{"--hosts=a", "--standalone", "true"}, "--standalone runs one node here"},
+      {{"--hosts=a", "--export=ALL,9X=1", "true"}, "--export must be ALL, NONE or a list"},
+      {{"--hosts=a"}, "no program to run"},
+      {{"attach"}, "JOB is required"},
+      {{"logs", "j", "--rank=-1"}, "--rank"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto result = RunDdprun(args);
+    INFO(args.front() << " -> " << result.err);
+    CHECK(result.code() == 2);
+    CHECK(Count(result.err, message) == 1);
+    CHECK(Lines(result.err).size() == 1);
+  }
+}

@@ -1,0 +1,110 @@
+// The command line of a job for many hosts (--hosts, --hostfile, --export, --detach): what the
+// submitter fills in, what it sends each host's agent, and what travels of its environment.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+
+#include "ddprun/launcher/command_line.h"
+#include "exported_environment.h"
+#include "host_list.h"
+#include "support/child_process.h"
+
+using namespace ddprun;
+
+namespace {
+
+SubmitRequest Submitted(const std::vector<std::string>& args) {
+  auto parsed = ParseCommandLine(args);
+  if (auto* error = std::get_if<UsageError>(&parsed)) FAIL("usage error: " << error->message);
+  REQUIRE(std::holds_alternative<SubmitRequest>(parsed));
+  return std::get<SubmitRequest>(parsed);
+}
+
+bool Has(const std::vector<std::string>& args, const std::string& arg) {
+  return std::find(args.begin(), args.end(), arg) != args.end();
+}
+
+}  // namespace
+
+TEST_CASE("a job for --hosts gets --nnodes, the first host's rendezvous and a job id") {
+  SubmitRequest request = Submitted({"--hosts", "h0,h1:29500,h2", "--nproc_per_node=8",
+                                     "train.py", "--epochs", "3"});
+  CHECK(request.hosts == std::vector<std::string>{"h0:29400", "h1:29500", "h2:29400"});
+  CHECK(request.rendezvous == "h0:29400");
+  CHECK(request.job_id.size() == 36);  // a uuid, as --standalone makes
+  CHECK(request.program == std::vector<std::string>{"train.py", "--epochs", "3"});
+  CHECK(Has(request.agent_args, "--nproc_per_node=8"));
+  CHECK(Has(request.agent_args, "--nnodes=3:3"));
+  CHECK(Has(request.agent_args, "--rdzv_endpoint=h0:29400"));
+  CHECK(Has(request.agent_args, "--rdzv_id=" + request.job_id));
+  // The submitter's own options never reach the agents.
+  for (const std::string& arg : request.agent_args) {
+    CHECK(arg.rfind("--hosts", 0) != 0);
+    CHECK(arg != "h0,h1:29500,h2");
+  }
+  CHECK_FALSE(request.detach);
+}
+
+TEST_CASE("the user's --nnodes, --rdzv_endpoint and --rdzv_id win, and its token stays home") {
+  ddprun::testing::ScratchDir dir;
+  std::ofstream(dir / "token") << "secret\n";
+  SubmitRequest request = Submitted(
+      {"--hosts=a,b,c", "--nnodes", "2:4", "--rdzv_endpoint=r:1234", "--rdzv-id", "job-7",
+       "--token-file", dir / "token", "--detach", "--export=NONE", "--max_restarts=2", "prog"});
+  CHECK(request.rendezvous == "r:1234");
+  CHECK(request.job_id == "job-7");
+  CHECK(request.security.token == "secret");
+  CHECK(request.detach);
+  CHECK(request.environment.empty());
+  CHECK(Has(request.agent_args, "--nnodes=2:4"));
+  CHECK(Has(request.agent_args, "--max_restarts=2"));
+  for (const std::string& arg : request.agent_args) {
+    CHECK(arg.find("token") == std::string::npos);
+    CHECK(arg != "2:4");
+    CHECK(arg != "job-7");
+    CHECK(arg != "--detach");
+  }
+  CHECK(std::count_if(request.agent_args.begin(), request.agent_args.end(), [](auto& arg) {
+          return arg.rfind("--nnodes", 0) == 0;
+        }) == 1);
+}
+
+TEST_CASE("a submitted program is looked for on the hosts, not on the submitting machine") {
+  SubmitRequest request = Submitted({"--hosts=a", "./only-on-the-hosts", "x"});
+  CHECK(request.program == std::vector<std::string>{"./only-on-the-hosts", "x"});
+  SubmitRequest module = Submitted({"--hosts=a", "-m", "pkg.train"});
+  CHECK(module.python_module);
+}
+
+TEST_CASE("a host file lists one host a line, with comments and blank lines") {
+  ddprun::testing::ScratchDir dir;
+  std::ofstream(dir / "hosts") << "# the rack\nn0\n\n  n1:29411  # spare port\nn2\n";
+  auto hosts = ReadHostFile(dir / "hosts");
+  REQUIRE(hosts.ok());
+  CHECK(hosts.value() == std::vector<std::string>{"n0:29400", "n1:29411", "n2:29400"});
+  std::ofstream(dir / "bad") << "n0\nn1:x\n";
+  auto bad = ReadHostFile(dir / "bad");
+  CHECK(bad.status().message() == "--hostfile " + dir / "bad" + ":2: 'n1:x' is not HOST or HOST:PORT");
+}
+
+TEST_CASE("exporting ALL sends everything but what describes the submitting host or session") {
+  const std::map<std::string, std::string> env = {
+      {"PATH", "/opt/bin"},       {"NCCL_DEBUG", "INFO"}, {"HOSTNAME", "login1"},
+      {"DISPLAY", ":0"},          {"SSH_AUTH_SOCK", "/x"}, {"SSH_CONNECTION", "a b"},
+      {"PWD", "/home/u"},         {"SHLVL", "2"},          {"DDPRUN_TOKEN", "secret"},
+      {"XDG_RUNTIME_DIR", "/run"}};
+  auto all = ExportedEnvironment("ALL", env);
+  REQUIRE(all.ok());
+  CHECK(all.value() ==
+        std::map<std::string, std::string>{{"PATH", "/opt/bin"}, {"NCCL_DEBUG", "INFO"}});
+  CHECK(ExportedEnvironment("NONE", env)->empty());
+  auto list = ExportedEnvironment("PATH,OMP_NUM_THREADS=4,UNSET_ONE", env);
+  CHECK(list.value() ==
+        std::map<std::string, std::string>{{"PATH", "/opt/bin"}, {"OMP_NUM_THREADS", "4"}});
+  auto all_and = ExportedEnvironment("ALL,NCCL_DEBUG=WARN", env);
+  CHECK(all_and->at("NCCL_DEBUG") == "WARN");
+  CHECK(all_and->count("PATH") == 1);
+  CHECK_FALSE(ExportedEnvironment("PATH,ALL", env).ok());  // ALL first, if at all
+  CHECK_FALSE(ExportedEnvironment("", env).ok());
+  CHECK_FALSE(ExportedEnvironment("A-B=1", env).ok());
+}
