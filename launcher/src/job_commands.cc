@@ -140,6 +140,7 @@ int AttachMain(const std::vector<std::string>& args) {
       "output its hosts keep, then what comes, and its exit status.\nCtrl-C detaches; the job "
       "goes on (ddprun cancel JOB stops it).",
       "ddprun attach");
+  BlockStopSignals();  // before gRPC starts its threads
   JobCommand command("attach");
   DefineJobOptions(app, command, true);
   if (int status = Parse(app, command, args); status >= 0) return status;
@@ -163,6 +164,7 @@ int LogsMain(const std::vector<std::string>& args) {
       "ddprun logs JOB [--rank=R] [--follow] [--host=HOST[:PORT]]\n\nThe recent output of a job "
       "submitted with --hosts, as its hosts keep it (the full logs are in --log_dir there).",
       "ddprun logs");
+  BlockStopSignals();
   JobCommand command("logs");
   DefineJobOptions(app, command, true);
   int rank = -1;

@@ -1,7 +1,11 @@
 // FollowJob and CancelJob; see job_follower.h.
 #include "job_follower.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <memory>
@@ -10,36 +14,64 @@
 namespace ddprun {
 namespace {
 
-// The stop signals, blocked in this thread (and so in the threads it starts) while alive.
-class BlockedStopSignals {
+// The stop signals, blocked in this thread (and so in the threads it starts) while alive, and
+// read through a signalfd; and a wake-up the followers post when they end, so that waiting for
+// either costs no polling delay.
+class StopSignalsOrWake {
  public:
-  BlockedStopSignals() {
+  StopSignalsOrWake() {
     sigemptyset(&set_);
     for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, signal_number);
     pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+    signals_ = ::signalfd(-1, &set_, SFD_CLOEXEC);
+    wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   }
-  ~BlockedStopSignals() {
+  ~StopSignalsOrWake() {
     // Consume what came meanwhile, so that unblocking does not deliver it.
     timespec zero{0, 0};
     while (sigtimedwait(&set_, nullptr, &zero) > 0) {
     }
     pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+    if (signals_ >= 0) ::close(signals_);
+    if (wake_ >= 0) ::close(wake_);
   }
-  // A stop signal that arrived within `milliseconds`, or 0.
-  int Wait(int milliseconds) {
-    timespec timeout{milliseconds / 1000, (milliseconds % 1000) * 1'000'000L};
-    const int received = sigtimedwait(&set_, nullptr, &timeout);
-    return received > 0 ? received : 0;
+  // Any thread: ends a Wait.
+  void Wake() {
+    const uint64_t one = 1;
+    (void)::write(wake_, &one, sizeof(one));
+  }
+  // A stop signal, or 0 after a Wake (or at most a second).
+  int Wait() {
+    pollfd fds[2] = {{signals_, POLLIN, 0}, {wake_, POLLIN, 0}};
+    if (::poll(fds, 2, 1000) <= 0) return 0;
+    if (fds[1].revents != 0) {
+      uint64_t count;
+      (void)::read(wake_, &count, sizeof(count));
+    }
+    signalfd_siginfo info{};
+    if (fds[0].revents != 0 && ::read(signals_, &info, sizeof(info)) == sizeof(info)) {
+      return static_cast<int>(info.ssi_signo);
+    }
+    return 0;
   }
 
  private:
   sigset_t set_;
   sigset_t previous_;
+  int signals_ = -1;
+  int wake_ = -1;
 };
 
 std::string HostLabel(const std::string& host) { return "host " + host; }
 
 }  // namespace
+
+void BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal_number);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
 std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std::string>& hosts,
                                const ClientSecurity& security) {
@@ -64,7 +96,7 @@ std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std:
 FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
                        const ClientSecurity& security, const FollowOptions& options,
                        RemoteConsole& console) {
-  BlockedStopSignals signals;
+  StopSignalsOrWake signals;
   FollowResult result;
   result.hosts.resize(hosts.size());
   std::vector<std::unique_ptr<JobClient>> clients;
@@ -98,12 +130,13 @@ FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>
         end.error = exit.status();
       }
       ++finished;
+      signals.Wake();
     });
   }
   std::thread canceller;
   bool stopped_waiting = false;
   while (finished < hosts.size()) {
-    const int received = signals.Wait(100);
+    const int received = signals.Wait();
     if (received == 0) continue;
     if (result.signal != 0 || !options.cancel_on_signal) {
       // Stop waiting: the followers end now; a job being cancelled goes on being cancelled.

@@ -34,6 +34,11 @@ struct FollowResult {
   int signal = 0;  // the signal that cancelled or detached, if one did
 };
 
+// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread and so in every thread it starts
+// afterwards (gRPC's among them): call it first, so that FollowJob alone receives them. One that
+// arrives before FollowJob waits for it.
+void BlockStopSignals();
+
 FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
                        const ClientSecurity& security, const FollowOptions& options,
                        RemoteConsole& console);

@@ -108,6 +108,7 @@ int ConcludeJob(const std::string& job_id, const FollowResult& followed,
 }
 
 int SubmitJob(const SubmitRequest& request) {
+  BlockStopSignals();  // before gRPC starts its threads
   const size_t hosts = request.hosts.size();
   std::vector<std::unique_ptr<JobClient>> clients;
   for (const auto& host : request.hosts) {
