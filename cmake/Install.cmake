@@ -4,6 +4,7 @@
 #   include/ddp/*.h, include/ddprun/    its public headers (and the base headers they include)
 #   lib/cmake/ddprun/                   find_package(ddprun) with version checking
 #   lib/pkgconfig/ddprun.pc             pkg-config --cflags --libs ddprun
+#   lib/systemd/system/ddprund@.service ddprund for one service account, running its jobs
 #   lib/systemd/system/ddprund.service  the daemon's unit, reading
 #   <sysconfdir>/ddprun/ddprund.conf    its settings (/etc/ddprun/ddprund.conf under /usr)
 #   share/doc/ddprun/                   README.md, environment.md
@@ -50,7 +51,10 @@ install(FILES ${PROJECT_BINARY_DIR}/packaging/ddprun.pc
 
 configure_file(${PROJECT_SOURCE_DIR}/packaging/ddprund.service.in
   ${PROJECT_BINARY_DIR}/packaging/ddprund.service @ONLY)
+configure_file(${PROJECT_SOURCE_DIR}/packaging/ddprund@.service.in
+  ${PROJECT_BINARY_DIR}/packaging/ddprund@.service @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/packaging/ddprund.service
+  ${PROJECT_BINARY_DIR}/packaging/ddprund@.service
   DESTINATION lib/systemd/system)
 # Absolute: GNUInstallDirs makes the full path /etc for the prefix /usr, <prefix>/etc otherwise.
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/ddprund.conf

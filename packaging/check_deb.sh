@@ -59,6 +59,11 @@ if command -v systemd-analyze >/dev/null; then
   verdict=$(systemd-analyze verify /usr/lib/systemd/system/ddprund.service 2>&1) ||
     fail "systemd-analyze verify failed: $verdict"
   [ -z "$verdict" ] || fail "systemd-analyze verify warned: $verdict"
+  instance=$(mktemp -d)/ddprund@daemon.service
+  cp /usr/lib/systemd/system/ddprund@.service "$instance"
+  verdict=$(systemd-analyze verify "$instance" 2>&1) ||
+    fail "systemd-analyze verify of ddprund@.service failed: $verdict"
+  [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund@.service warned: $verdict"
 fi
 
 as_root dpkg -P ddprun >/dev/null

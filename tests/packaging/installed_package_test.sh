@@ -6,7 +6,8 @@
 #   - examples/installed_trainer builds with find_package(ddprun) against that prefix (not the
 #     build tree), links the installed shared library, and trains under the installed ddprun;
 #   - a program built with `pkg-config --cflags --libs ddprun` links and runs;
-#   - the daemon's unit passes `systemd-analyze verify` where systemd-analyze exists.
+#   - the daemon's units (ddprund.service, ddprund@.service) pass `systemd-analyze verify`
+#     where systemd-analyze exists.
 # Usage: installed_package_test.sh BUILD_DIR SOURCE_DIR VERSION
 set -euo pipefail
 build=$1
@@ -70,6 +71,13 @@ if command -v systemd-analyze >/dev/null; then
   verdict=$(systemd-analyze verify "$unit" 2>&1) ||
     fail "systemd-analyze verify of ddprund.service failed: $verdict"
   [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund.service warned: $verdict"
+  # The template, as the instance for the account daemon (Debian's; nobody draws a warning).
+  instance="$work/ddprund@daemon.service"
+  sed "s|^ExecStart=[^ ]*/ddprund |ExecStart=$prefix/bin/ddprund |" \
+    "$prefix/lib/systemd/system/ddprund@.service" >"$instance"
+  verdict=$(systemd-analyze verify "$instance" 2>&1) ||
+    fail "systemd-analyze verify of ddprund@.service failed: $verdict"
+  [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund@.service warned: $verdict"
 else
   # 77: CTest's SKIP_RETURN_CODE for this test. The rest passed, but not all of it ran.
   echo "skipped: systemd-analyze not found, so the unit is not verified (the rest passed)"
