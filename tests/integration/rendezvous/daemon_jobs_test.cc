@@ -1,9 +1,12 @@
 // The job service of a real ddprund on loopback: its policy (root, duplicate ids, malformed
 // requests), its log of who started what, its shutdown, and the submitter's usage errors. The
 // multi-host behaviour is in integration/multinode/host_daemon_test.cc.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "integration/multinode/host_daemon_support.h"
+#include "support/terminal_process.h"
 #include "ddprun/rendezvous/job_client.h"
 
 using namespace ddprun;
@@ -150,4 +153,32 @@ TEST_CASE("submitting to hosts refuses bad flags with one line and exit status 2
     CHECK(Count(result.err, message) == 1);
     CHECK(Lines(result.err).size() == 1);
   }
+}
+
+TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress bar shows live") {
+  auto daemon = JobDaemon();
+  ScratchDir dir;
+  const std::string fifo = dir / "go_on";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int go_on = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // so the worker's open never blocks
+  REQUIRE(go_on >= 0);
+  const std::string bar =
+      "for i in 1 2 3; do printf '\\rprogress %d/3' $i; read x < \"$0\"; done; echo";
+  TerminalProcess submitter(
+      Ddprun({"--hosts=" + daemon->endpoint(), "/bin/sh", "-c", bar, fifo}));
+  // Each state must show at the submitter while the bar waits to draw the next: it crossed the
+  // worker's terminal, the agent, the daemon and the submitter without waiting for a line's end.
+  for (int state = 1; state <= 3; ++state) {
+    REQUIRE(submitter.WaitFor("progress " + std::to_string(state) + "/3", 10s));
+    REQUIRE(::write(go_on, "\n", 1) == 1);
+  }
+  auto exit = submitter.Wait();
+  ::close(go_on);
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  CHECK(Count(submitter.screen(), "progress 3/3\n") == 1);
+  TerminalProcess described(Ddprun({"--hosts=" + daemon->endpoint(), kTestWorker, "terminal"}));
+  REQUIRE(described.Wait());
+  INFO(described.screen());
+  CHECK(Count(described.screen(), "[rank0]: stdin=0 stdout=1 stderr=1 ") == 1);
 }

@@ -110,7 +110,10 @@ TEST_CASE("ddprund refuses a bad configuration file with one line naming file, l
   ScratchDir dir;
   const std::string conf = dir / "ddprund.conf";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"port = 29400\nprot = 1\n", conf + ":2: unknown key 'prot' (known: bind, port"},
+      {"port = 29400\nprot = 1\n",
+       conf + ":2: unknown key 'prot' (known: agent_program, allow_root_jobs, bind, port"},
+      {"allow_root_jobs = yes\n", conf + ":1: allow_root_jobs: 'yes' is neither true nor false"},
+      {"agent_program = ddprun\n", conf + ":1: agent_program: 'ddprun' is not an absolute path"},
       {"port = many\n", conf + ":1: port: 'many' is not a port number"},
       {"bind = 0.0.0.0\nport = 70000\n", conf + ":2: port: '70000' is not a port number"},
       {"bind = here\n", conf + ":1: bind: 'here' is not an IPv4 address"},
