@@ -13,6 +13,7 @@
 #include "ddprun/launcher/status_command.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "job_follower.h"
+#include "subcommand.h"
 #include "submit.h"
 
 namespace ddprun {
@@ -43,19 +44,9 @@ void DefineJobOptions(CLI::App& app, JobCommand& command, bool job_required) {
                      command.tls_ca);
 }
 
-// Parses `args`; returns -1 to go on, else the exit status (help: 0; usage errors: 2).
+// Parses `args`; returns kGoOn to go on, else the exit status (help: 0; usage errors: 2).
 int Parse(CLI::App& app, JobCommand& command, const std::vector<std::string>& args) {
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ddprun %s: error: %s (see ddprun %s --help)\n", command.name.c_str(),
-                 e.what(), command.name.c_str());
-    return 2;
-  }
+  if (int status = ParseSubcommand(app, command.name, args); status != kGoOn) return status;
   auto endpoint = ParseEndpoint(command.host, kDefaultRendezvousPort);
   auto security = LoadClientSecurity(command.token_file, command.tls_cert, command.tls_key,
                                      command.tls_ca);
@@ -67,7 +58,7 @@ int Parse(CLI::App& app, JobCommand& command, const std::vector<std::string>& ar
   }
   command.security = security.value();
   command.daemon = endpoint->host + ":" + std::to_string(endpoint->port);
-  return -1;
+  return kGoOn;
 }
 
 // The job as the asked daemon holds it; prints the error and returns nullopt when it cannot.
@@ -143,7 +134,7 @@ int AttachMain(const std::vector<std::string>& args) {
   BlockStopSignals();  // before gRPC starts its threads
   JobCommand command("attach");
   DefineJobOptions(app, command, true);
-  if (int status = Parse(app, command, args); status >= 0) return status;
+  if (int status = Parse(app, command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
@@ -171,7 +162,7 @@ int LogsMain(const std::vector<std::string>& args) {
   bool follow = false;
   app.add_option("--rank", rank, "Only the lines of this global rank")->check(CLI::NonNegativeNumber);
   app.add_flag("-f,--follow", follow, "Go on showing output as it comes, until the job ends");
-  if (int status = Parse(app, command, args); status >= 0) return status;
+  if (int status = Parse(app, command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
@@ -205,7 +196,7 @@ int CancelMain(const std::vector<std::string>& args) {
       "ddprun cancel");
   JobCommand command("cancel");
   DefineJobOptions(app, command, true);
-  if (int status = Parse(app, command, args); status >= 0) return status;
+  if (int status = Parse(app, command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
   const std::vector<HostEnd> ends = CancelJob(command.job_id, HostsOf(*job), command.security);
@@ -230,7 +221,7 @@ int HostStatusMain(const std::vector<std::string>& args) {
       "ddprun status");
   JobCommand command("status");
   DefineJobOptions(app, command, false);
-  if (int status = Parse(app, command, args); status >= 0) return status;
+  if (int status = Parse(app, command, args); status != kGoOn) return status;
   JobClient daemon(command.daemon, command.security);
   auto jobs = daemon.List(command.job_id, kAskTimeout);
   if (!jobs.ok()) {

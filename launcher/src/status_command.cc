@@ -10,6 +10,7 @@
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "ddprun/v1/status_view.pb.h"
+#include "subcommand.h"
 
 namespace ddprun {
 namespace {
@@ -112,16 +113,7 @@ int StatusMain(const std::vector<std::string>& args) {
   app.add_option("--timeout", timeout_seconds, "Seconds to wait for the server")
       ->capture_default_str();
   AddSecurityOptions(app, token_file, tls_cert, tls_key, tls_ca);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ddprun status: error: %s (see ddprun status --help)\n", e.what());
-    return 2;
-  }
+  if (int status = ParseSubcommand(app, "status", args); status != kGoOn) return status;
   auto endpoint = ParseEndpoint(endpoint_text, kDefaultRendezvousPort);
   auto security = LoadClientSecurity(token_file, tls_cert, tls_key, tls_ca);
   const Status usage = !endpoint.ok() ? endpoint.status() : security.status();

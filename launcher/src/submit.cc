@@ -133,14 +133,20 @@ int SubmitJob(const SubmitRequest& request) {
   });
   failure = FirstFailure(started, &failed);
   if (failed > 0) {
-    std::vector<std::string> running;
+    // Cancelled where it started, and where the answer was lost (it may have started); never
+    // where the daemon refused: an ALREADY_EXISTS there is another job of that id.
+    std::vector<std::string> maybe_running;
     for (size_t i = 0; i < hosts; ++i) {
-      if (started[i].ok()) running.push_back(request.hosts[i]);
+      const StatusCode code = started[i].code();
+      if (started[i].ok() || code == StatusCode::kDeadlineExceeded ||
+          code == StatusCode::kUnavailable) {
+        maybe_running.push_back(request.hosts[i]);
+      }
     }
-    CancelJob(request.job_id, running, request.security);
+    CancelJob(request.job_id, maybe_running, request.security);
     std::fprintf(stderr, "ddprun: error: job %s not started: %s; stopped it on the %zu hosts "
                  "where it had started\n",
-                 request.job_id.c_str(), failure.c_str(), running.size());
+                 request.job_id.c_str(), failure.c_str(), hosts - failed);
     return 1;
   }
   if (request.detach) {

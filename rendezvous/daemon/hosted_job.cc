@@ -35,12 +35,14 @@ Result<std::shared_ptr<HostedJob>> HostedJob::Start(HostedJobDescription descrip
   std::shared_ptr<HostedJob> job(new HostedJob(std::move(description), output_capacity));
   job->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (job->wake_fd_ < 0) return ErrnoError("creating an eventfd for job " + job->description_.job_id, errno);
+  // The thread owns the promise: set_value may still touch it after this thread has woken.
   std::promise<Status> started;
   std::future<Status> result = started.get_future();
   HostedJob* self = job.get();
-  job->thread_ = std::thread([self, launch = std::move(launch), &started]() mutable {
-    self->Run(std::move(launch), &started);
-  });
+  job->thread_ = std::thread(
+      [self, launch = std::move(launch), started = std::move(started)]() mutable {
+        self->Run(std::move(launch), &started);
+      });
   Status status = result.get();
   if (!status.ok()) {
     job->thread_.join();

@@ -125,6 +125,8 @@ AgentLaunch JobTable::LaunchOf(const JobStart& start) const {
   launch.argv.insert(launch.argv.end(), start.description.program.begin(),
                      start.description.program.end());
   EnvironmentMap environment = CurrentEnvironment();
+  // The agent logs at the submitter's level (who reads its output), not at the daemon's.
+  environment.erase("DDPRUN_LOG_LEVEL");
   for (const auto& [name, value] : start.environment) environment[name] = value;
   environment["PWD"] = start.description.working_dir;
   // The agent reports only its own part of the job's failure: the submitter shows one report.

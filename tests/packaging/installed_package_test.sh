@@ -61,23 +61,22 @@ c++ "$work/hello.cc" -o "$work/hello" $(PKG_CONFIG_PATH="$pc_dir" pkg-config --c
 [ "$(LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --variable=libdir ddprun)" \
   "$work/hello")" = "1 3 5 7 9 " ] || fail "the pkg-config program printed the wrong indices"
 
-if command -v systemd-analyze >/dev/null; then
+# Verifies the installed unit $1 as the file $2 (the name systemd sees).
+verify_unit() {
   # The unit names the binary where the configured prefix puts it; verify checks that it exists,
   # so the copy verified here names the one in this prefix.
-  unit="$work/ddprund.service"
   sed "s|^ExecStart=[^ ]*/ddprund |ExecStart=$prefix/bin/ddprund |" \
-    "$prefix/lib/systemd/system/ddprund.service" >"$unit"
+    "$prefix/lib/systemd/system/$1" >"$work/$2"
   # Unknown keys are only warned about: any output fails the check too.
-  verdict=$(systemd-analyze verify "$unit" 2>&1) ||
-    fail "systemd-analyze verify of ddprund.service failed: $verdict"
-  [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund.service warned: $verdict"
+  verdict=$(systemd-analyze verify "$work/$2" 2>&1) ||
+    fail "systemd-analyze verify of $1 failed: $verdict"
+  [ -z "$verdict" ] || fail "systemd-analyze verify of $1 warned: $verdict"
+}
+
+if command -v systemd-analyze >/dev/null; then
+  verify_unit ddprund.service ddprund.service
   # The template, as the instance for the account daemon (Debian's; nobody draws a warning).
-  instance="$work/ddprund@daemon.service"
-  sed "s|^ExecStart=[^ ]*/ddprund |ExecStart=$prefix/bin/ddprund |" \
-    "$prefix/lib/systemd/system/ddprund@.service" >"$instance"
-  verdict=$(systemd-analyze verify "$instance" 2>&1) ||
-    fail "systemd-analyze verify of ddprund@.service failed: $verdict"
-  [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund@.service warned: $verdict"
+  verify_unit ddprund@.service ddprund@daemon.service
 else
   # 77: CTest's SKIP_RETURN_CODE for this test. The rest passed, but not all of it ran.
   echo "skipped: systemd-analyze not found, so the unit is not verified (the rest passed)"

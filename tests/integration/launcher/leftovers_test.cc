@@ -61,11 +61,15 @@ TEST_CASE("helpers a worker daemonised are ended when the job ends, with and wit
 }
 
 TEST_CASE("helpers a worker daemonised are ended when the job fails and restarts") {
-  // Attempt 0 fails (rank 1 exits 3) and leaves helpers; the restart must not inherit them.
-  const std::string script = kStartHelpers +
-                             "if [ \"$TORCHELASTIC_RESTART_COUNT\" = 0 ] && [ \"$RANK\" = 1 ]; "
-                             "then exit 3; fi; sleep 1";
-  ChildProcess ddprun(Ddprun({"--nproc_per_node=2", "--max_restarts=1", "/bin/sh", "-c", script}));
+  // Attempt 0 fails (rank 1 exits 3, once rank 0 has started its helpers too) and leaves
+  // helpers; the restart must not inherit them.
+  ScratchDir dir;
+  const std::string script =
+      kStartHelpers + "touch \"$0.$RANK.$TORCHELASTIC_RESTART_COUNT\"; " +
+      "if [ \"$TORCHELASTIC_RESTART_COUNT\" = 0 ] && [ \"$RANK\" = 1 ]; then "
+      "while [ ! -e \"$0.0.0\" ]; do sleep 0.01; done; exit 3; fi; sleep 1";
+  ChildProcess ddprun(Ddprun(
+      {"--nproc_per_node=2", "--max_restarts=1", "/bin/sh", "-c", script, dir / "started"}));
   auto restarted = ddprun.WaitForStdoutLine(
       [](const std::string& line) { return line.find("]: ready") != std::string::npos; });
   REQUIRE(restarted);

@@ -16,6 +16,12 @@ namespace {
 
 RunResult RunDdprun(const std::vector<std::string>& args) { return Run(Ddprun(args), {}, 120s); }
 
+std::vector<std::string> operator+(std::vector<std::string> head,
+                                   const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 // A daemon on a free loopback port running jobs (as root, where the tests run as root).
 std::unique_ptr<Daemon> JobDaemon(std::vector<std::string> more = {"--allow-root-jobs"}) {
   more.push_back("--agent-program=" + kDdprun);
@@ -181,4 +187,56 @@ TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress
   REQUIRE(described.Wait());
   INFO(described.screen());
   CHECK(Count(described.screen(), "[rank0]: stdin=0 stdout=1 stderr=1 ") == 1);
+}
+
+TEST_CASE("a submitted job runs in the submitter's directory with its environment, as --export says") {
+  auto daemon = JobDaemon();
+  ScratchDir dir;
+  const std::string show = "echo \"travel=$DDPRUN_TEST_TRAVEL set=$DDPRUN_TEST_SET pwd=$PWD\"";
+  const std::vector<std::string> in_dir = {"/usr/bin/env", "-C", dir.path(),
+                                           "DDPRUN_TEST_TRAVEL=yes", kDdprun,
+                                           "--hosts=" + daemon->endpoint()};
+  auto all = Run(in_dir + std::vector<std::string>{"sh", "-c", show}, {}, 60s);
+  INFO(all.err);
+  CHECK(Count(all.out, "[rank0]: travel=yes set= pwd=" + dir.path() + "\n") == 1);
+  auto none = Run(in_dir + std::vector<std::string>{"--export=NONE", "sh", "-c", show}, {}, 60s);
+  CHECK(Count(none.out, "[rank0]: travel= set= pwd=" + dir.path() + "\n") == 1);
+  auto listed = Run(
+      in_dir + std::vector<std::string>{"--export=DDPRUN_TEST_SET=given", "sh", "-c", show}, {},
+      60s);
+  CHECK(Count(listed.out, "[rank0]: travel= set=given pwd=" + dir.path() + "\n") == 1);
+}
+
+TEST_CASE("a program missing on the host fails the start, naming the host and the program") {
+  auto daemon = JobDaemon();
+  auto missing = Submit(*daemon, {"./no-such-program"});
+  CHECK(missing.code() == 1);
+  CHECK(Count(missing.err, "host " + daemon->endpoint() +
+                               ": program './no-such-program' does not exist") == 1);
+  CHECK(Count(missing.err, "nothing was started") == 1);
+  CHECK(Lines(missing.err).size() == 1);
+}
+
+TEST_CASE("a submitter killed mid-job leaves the job running, and attach picks it up again") {
+  auto daemon = JobDaemon();
+  ScratchDir dir;
+  const std::string fifo = dir / "go_on";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int go_on = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(go_on >= 0);
+  const std::string id = "orphaned-" + std::to_string(::getpid());
+  ChildProcess submitter(Ddprun({"--hosts=" + daemon->endpoint(), "--rdzv_id=" + id, "sh", "-c",
+                                 "echo before; read x < \"$0\"; echo after; exit 5", fifo}));
+  REQUIRE(submitter.WaitForStdoutLine(
+      [](const std::string& line) { return line == "[rank0]: before"; }, 30s));
+  submitter.Signal(SIGKILL);
+  REQUIRE(submitter.Wait(10s));
+  // The job goes on without it.
+  CHECK(ProcessesMentioning("--rdzv_id=" + id).size() >= 1);
+  REQUIRE(::write(go_on, "\n", 1) == 1);
+  auto attached = JobCommand(*daemon, "attach", {id});
+  ::close(go_on);
+  INFO(attached.out << attached.err);
+  CHECK(attached.code() == 5);
+  CHECK(attached.out == "[rank0]: before\n[rank0]: after\n");
 }
