@@ -20,7 +20,7 @@ from common import DDPRUN, median, read_times, report_ms, require
 DDPRUND = os.path.join(os.path.dirname(os.path.dirname(DDPRUN)), "rendezvous", "ddprund")
 SSHD = "/usr/sbin/sshd"
 WORKERS = 2
-PREFIX = f"ddpbench-{os.getpid()}"
+NETWORKS = iter(range(1000))  # names are never reused: a deleted namespace may linger
 
 
 def ip(*args):
@@ -35,8 +35,9 @@ class Network:
     """A switch namespace with a bridge (10.78.0.254) and one namespace per host."""
 
     def __init__(self, hosts):
+        self.prefix = f"ddpbench-{os.getpid()}-{next(NETWORKS)}"
         self.names = []
-        self.switch = f"{PREFIX}-sw"
+        self.switch = f"{self.prefix}-sw"
         ip("netns", "add", self.switch)
         self.names.append(self.switch)
         ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
@@ -44,7 +45,7 @@ class Network:
         ip("-n", self.switch, "link", "set", "br0", "up")
         ip("-n", self.switch, "link", "set", "lo", "up")
         for i in range(hosts):
-            ns = f"{PREFIX}-n{i}"
+            ns = f"{self.prefix}-n{i}"
             ip("netns", "add", ns)
             self.names.append(ns)
             ip("-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", f"p{i}",
@@ -55,7 +56,7 @@ class Network:
             ip("-n", ns, "link", "set", "lo", "up")
 
     def node(self, i):
-        return ["ip", "netns", "exec", f"{PREFIX}-n{i}"]
+        return ["ip", "netns", "exec", f"{self.prefix}-n{i}"]
 
     def at_switch(self):
         return ["ip", "netns", "exec", self.switch]
@@ -68,10 +69,13 @@ class Network:
 def start_daemons(network, hosts, work):
     daemons = []
     for i in range(hosts):
+        # At info level each daemon logs the moment it started a job's agent.
+        log = open(f"{work}/ddprund-{i}.log", "w")
         daemon = subprocess.Popen(
             network.node(i) + [DDPRUND, "--bind=0.0.0.0", f"--token-file={work}/token",
                                "--allow-root-jobs", f"--agent-program={DDPRUN}"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.PIPE, stderr=log, text=True,
+            env=dict(os.environ, DDPRUN_LOG_LEVEL="info"))
         line = daemon.stdout.readline()
         if not line.startswith("ddprund listening on"):
             sys.exit(f"bench: ddprund {i} did not start: {line!r}")
@@ -102,13 +106,15 @@ def worker_program(probe):
     return ["sh", "-c", f'date +%s.%N > {probe}/start.$RANK']
 
 
-def run_ddprun(network, hosts, work, probe):
+def run_ddprun(network, hosts, work, probe, run_id):
     host_list = ",".join(address(i) for i in range(hosts))
     start = time.time()
-    subprocess.run(network.at_switch() + [
-        DDPRUN, f"--hosts={host_list}", f"--nproc_per_node={WORKERS}",
+    result = subprocess.run(network.at_switch() + [
+        DDPRUN, f"--hosts={host_list}", f"--nproc_per_node={WORKERS}", f"--rdzv_id={run_id}",
         f"--token-file={work}/token"] + worker_program(probe),
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        sys.exit(f"bench: ddprun --hosts failed ({result.returncode}): {result.stderr}")
     return start
 
 
@@ -131,6 +137,29 @@ def run_ssh(network, hosts, work, probe, run_id):
     return start
 
 
+def agents_started(work, hosts, run_id):
+    """When the last daemon started run_id's agent (its log's millisecond timestamps)."""
+    times = []
+    for i in range(hosts):
+        with open(f"{work}/ddprund-{i}.log") as f:
+            for line in f:
+                if f"started job {run_id} " in line:
+                    stamp = line[1:line.index("]")]  # "2026-12-01 13:35:14.777"
+                    seconds = time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S"))
+                    times.append(seconds + int(stamp[20:23]) / 1000)
+    if len(times) != hosts:
+        sys.exit(f"bench: {len(times)} of {hosts} daemons logged the start of {run_id}")
+    return max(times)
+
+
+def busy_seconds():
+    """CPU time the whole machine has been busy (every core), from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def latency(probe, start, expected):
     starts = read_times(os.path.join(probe, "start.*"))
     if len(starts) != expected:
@@ -149,17 +178,23 @@ def measure(hosts, runs):
         ssh = os.path.exists(SSHD)
         if ssh:
             processes += start_sshds(network, hosts, work)
-        ddprun_s, ssh_s = [], []
+        ddprun_s, ssh_s, busy, fan_out = [], [], [], []
         for run in range(runs):
             probe = tempfile.mkdtemp(dir=work)
-            ddprun_s.append(latency(probe, run_ddprun(network, hosts, work, probe),
-                                    hosts * WORKERS))
+            before = busy_seconds()
+            start = run_ddprun(network, hosts, work, probe, f"bench-{run}")
+            ddprun_s.append(latency(probe, start, hosts * WORKERS))
+            busy.append(busy_seconds() - before)
+            fan_out.append(agents_started(work, hosts, f"bench-{run}") - start)
             if ssh:
                 probe = tempfile.mkdtemp(dir=work)
                 ssh_s.append(latency(probe, run_ssh(network, hosts, work, probe, f"ssh-{run}"),
                                      hosts * WORKERS))
         print(f"-- {hosts} hosts x {WORKERS} workers, submit to every worker running")
         ours = report_ms("ddprun", "--hosts (daemons)", ddprun_s)
+        report_ms("  of it:", "every agent spawned", fan_out)
+        print(f"          the whole job kept the machine's {os.cpu_count()} cores busy for "
+              f"{median(busy) * 1000:.0f} ms of CPU (median), start to end")
         if ssh:
             theirs = report_ms("ssh", "one session/host ", ssh_s)
             print(f"ratio     ssh / ddprun = {theirs / ours:.1f}x")
