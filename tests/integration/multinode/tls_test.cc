@@ -100,3 +100,39 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("a job submitted over mutual TLS runs, and the daemon logs the certificate that started it") {
+  if (::access(kOpenssl, X_OK) != 0) return SkipTest(std::string(kOpenssl) + " is missing");
+  ScratchDir dir;
+  REQUIRE(MakeCertificate(dir));
+  WriteFile(dir / "token", "tls-token\n");
+  const std::string cert = dir / "cert.pem", key = dir / "key.pem";
+  Daemon daemon({"--tls-cert=" + cert, "--tls-key=" + key, "--tls-ca=" + cert,
+                 "--token-file=" + (dir / "token"), "--allow-root-jobs",
+                 "--agent-program=" + kDdprun});
+  const std::vector<std::string> security = {"--tls-ca=" + cert, "--tls-cert=" + cert,
+                                             "--tls-key=" + key,
+                                             "--token-file=" + (dir / "token")};
+  std::vector<std::string> args = {"--hosts=" + daemon.endpoint(), "--nproc_per_node=2",
+                                   "--rdzv_id=tls-submitted"};
+  args.insert(args.end(), security.begin(), security.end());
+  args.insert(args.end(), {kTestWorker, "store"});
+  auto submitted = Run(Ddprun(args), {}, 120s);
+  INFO(submitted.out << submitted.err);
+  CHECK(submitted.code() == 0);
+  CHECK(Count(submitted.out, "ok barrier") == 2);
+  // Without a client certificate the daemon's door stays shut.
+  auto refused = Run(Ddprun({"--hosts=" + daemon.endpoint(), "--tls-ca=" + cert,
+                             "--token-file=" + (dir / "token"), "true"}),
+                     {}, 60s);
+  CHECK(refused.code() == 1);
+  CHECK(Count(refused.err, "nothing was started") == 1);
+  daemon.process().Signal(SIGTERM);
+  REQUIRE(daemon.process().Wait(30s));
+  INFO(daemon.process().stderr_text());
+  const std::string& log = daemon.process().stderr_text();
+  const size_t started = log.find("started job tls-submitted (host 1 of 1) for ipv4:127.0.0.1:");
+  REQUIRE(started != std::string::npos);
+  const std::string line = log.substr(started, log.find('\n', started) - started);
+  CHECK(Count(line, " (certificate CN=127.0.0.1): agent pid ") == 1);
+}
