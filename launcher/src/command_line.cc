@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "ddprun/agent/worker_environment.h"
+#include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/hex.h"
 #include "ddprun/base/parsing.h"
@@ -525,6 +526,11 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
        "--rdzv_endpoint", "--rdzv_id", "--tty"});
   std::string tty = raw.tty;
   if (tty == "auto") tty = ::isatty(STDOUT_FILENO) == 1 ? "always" : "never";
+  // The workers' terminals start as large as the submitter's (resizes do not travel).
+  if (const TerminalSize size = TerminalSizeOf(STDOUT_FILENO); size.rows > 0 && size.cols > 0) {
+    request.environment["DDPRUN_TERMINAL_SIZE"] =
+        std::to_string(size.rows) + "x" + std::to_string(size.cols);
+  }
   request.agent_args.insert(request.agent_args.end(),
                             {"--nnodes=" + std::to_string(config.min_nodes) + ":" +
                                  std::to_string(config.max_nodes),

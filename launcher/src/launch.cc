@@ -14,6 +14,7 @@
 #include "ddprun/agent/leftover_sweep.h"
 #include "ddprun/agent/worker_group_supervisor.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/parsing.h"
 #include "ddprun/base/version.h"
 #include "ddprun/launcher/command_line.h"
 #include "ddprun/launcher/job_commands.h"
@@ -106,8 +107,18 @@ void SetUpTerminalsAndInput(const LaunchConfig& config, SupervisorOptions& optio
       break;
     }
   }
-  // A terminal of unknown size (--tty=always, no terminal here) gets the customary 24 x 80.
+  // A terminal of unknown size (--tty=always, no terminal here) gets the size the submitter's
+  // terminal had (DDPRUN_TERMINAL_SIZE, for a job started with --hosts), else the customary
+  // 24 x 80.
   options.spawn.terminal_size = {24, 80};
+  if (const char* size = std::getenv("DDPRUN_TERMINAL_SIZE")) {
+    const std::string text = size;
+    const size_t x = text.find('x');
+    auto rows = ParseInteger<unsigned short>(text.substr(0, x), 1, 10000);
+    auto cols = x == std::string::npos ? std::nullopt
+                                       : ParseInteger<unsigned short>(text.substr(x + 1), 1, 10000);
+    if (rows && cols) options.spawn.terminal_size = {*rows, *cols};
+  }
   switch (config.stdin_to) {
     case LaunchConfig::Stdin::kRankZero:
       options.input = SupervisorOptions::Input::kRankZero;

@@ -183,10 +183,12 @@ TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress
   REQUIRE(exit);
   CHECK(exit->exit_code == 0);
   CHECK(Count(submitter.screen(), "progress 3/3\n") == 1);
-  TerminalProcess described(Ddprun({"--hosts=" + daemon->endpoint(), kTestWorker, "terminal"}));
+  TerminalProcess described(Ddprun({"--hosts=" + daemon->endpoint(), kTestWorker, "terminal"}),
+                            30, 100);
   REQUIRE(described.Wait());
   INFO(described.screen());
-  CHECK(Count(described.screen(), "[rank0]: stdin=0 stdout=1 stderr=1 ") == 1);
+  // A terminal as large as the submitter's.
+  CHECK(Count(described.screen(), "[rank0]: stdin=0 stdout=1 stderr=1 rows=30 cols=100\n") == 1);
 }
 
 TEST_CASE("a submitted job runs in the submitter's directory with its environment, as --export says") {
