@@ -499,6 +499,13 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   }
   const int host_count = static_cast<int>(request.hosts.size());
   RawOptions job = raw;
+  // auto, cpu and gpu count each host's devices there, not the submitter's: checked by name only
+  // (and --local_ranks_filter against them by each agent).
+  if (raw.nproc_per_node == "auto" || raw.nproc_per_node == "cpu" ||
+      raw.nproc_per_node == "gpu") {
+    job.nproc_per_node = "1";
+    job.local_ranks_filter.clear();
+  }
   if (app.count("--nnodes") == 0) job.nnodes = std::to_string(host_count);
   if (job.rdzv_endpoint.empty()) job.rdzv_endpoint = request.hosts.front();
   if (job.run_id.empty()) job.run_id = RandomRunId();

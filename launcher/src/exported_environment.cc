@@ -23,7 +23,10 @@ bool IsHostSpecificVariable(const std::string& name) {
       "TMUX_PANE", "STY", "WINDOW", "WINDOWID", "TERM_SESSION_ID", "MAIL", "KRB5CCNAME",
       "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SESSION_TYPE",
       "XDG_SESSION_CLASS", "XDG_SEAT", "XDG_VTNR", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
-      "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY",
+      "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "TMPDIR",
+      // Which of this host's devices to use: each host has its own.
+      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+      "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
       // A secret: each daemon gives its agents the token themselves.
       "DDPRUN_TOKEN"};
   return names.count(name) > 0 || name.rfind("SSH_", 0) == 0;
@@ -32,6 +35,10 @@ bool IsHostSpecificVariable(const std::string& name) {
 Result<std::map<std::string, std::string>> ExportedEnvironment(
     const std::string& spec, const std::map<std::string, std::string>& environment) {
   std::map<std::string, std::string> exported;
+  // ddprun's own settings (PET_<FLAG>) always travel: they are options, not the program's.
+  for (const auto& [name, value] : environment) {
+    if (name.rfind("PET_", 0) == 0) exported[name] = value;
+  }
   if (spec == "NONE") return exported;
   size_t start = 0;
   bool first = true;

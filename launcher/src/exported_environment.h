@@ -1,7 +1,8 @@
 // What of the submitter's environment travels to a job's hosts: srun's --export. ALL (the
 // default): everything but what describes the submitting host or session (HOSTNAME, DISPLAY,
-// SSH_*, PWD, ...) and the token; NONE: nothing; a list of NAME (the submitter's value) and
-// NAME=value, optionally after ALL ("ALL,NCCL_DEBUG=INFO").
+// SSH_*, PWD, TMPDIR, CUDA_VISIBLE_DEVICES, ...) and the token; NONE: nothing; a list of NAME
+// (the submitter's value) and NAME=value, optionally after ALL ("ALL,NCCL_DEBUG=INFO").
+// ddprun's own PET_<FLAG> settings travel whatever the spec says.
 #pragma once
 
 #include <map>

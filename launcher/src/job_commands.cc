@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 
+#include "ddprun/base/thread_annotations.h"
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/launcher/status_command.h"
 #include "ddprun/rendezvous/job_status_client.h"
@@ -63,11 +64,16 @@ int Parse(CLI::App& app, JobCommand& command, const std::vector<std::string>& ar
 
 // The job as the asked daemon holds it; prints the error and returns nullopt when it cannot.
 std::optional<v1::HostedJob> FindJob(const JobCommand& command) {
+  if (command.job_id.empty()) {
+    std::fprintf(stderr, "ddprun %s: error: the job id is empty\n", command.name.c_str());
+    return std::nullopt;
+  }
   JobClient client(command.daemon, command.security);
   auto jobs = client.List(command.job_id, kAskTimeout);
-  if (!jobs.ok()) {
+  if (!jobs.ok() || jobs->empty()) {
     std::fprintf(stderr, "ddprun %s: error: %s\n", command.name.c_str(),
-                 jobs.status().message().c_str());
+                 jobs.ok() ? ("host " + command.daemon + ": holds no job " + command.job_id).c_str()
+                           : jobs.status().message().c_str());
     return std::nullopt;
   }
   return jobs->front();
@@ -96,10 +102,12 @@ std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& items)
 }
 
 // Keeps only the lines of one rank ("[rankR]: ..."), per host and stream, for ddprun logs.
+// Thread-safe: each host's follower adds from its own thread.
 class RankFilter {
  public:
   explicit RankFilter(int rank) : prefix_("[rank" + std::to_string(rank) + "]: ") {}
-  void Add(int host, int stream, std::string_view data) {
+  void Add(int host, int stream, std::string_view data) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     std::string& held = held_[{host, stream}];
     held.append(data);
     size_t start = 0;
@@ -108,7 +116,8 @@ class RankFilter {
     }
     held.erase(0, start);
   }
-  void Finish() {
+  void Finish() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     for (auto& [key, held] : held_) {
       if (!held.empty()) Emit(key.second, held + "\n");
     }
@@ -120,7 +129,8 @@ class RankFilter {
     std::fwrite(line.data(), 1, line.size(), stream == 0 ? stdout : stderr);
   }
   const std::string prefix_;
-  std::map<std::pair<int, int>, std::string> held_;
+  Mutex mu_;
+  std::map<std::pair<int, int>, std::string> held_ GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -199,7 +209,8 @@ int CancelMain(const std::vector<std::string>& args) {
   if (int status = Parse(app, command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
-  const std::vector<HostEnd> ends = CancelJob(command.job_id, HostsOf(*job), command.security);
+  const std::vector<HostEnd> ends =
+      CancelJob(command.job_id, HostsOf(*job), command.security, /*wait=*/true);
   int status = 0;
   for (const HostEnd& end : ends) {
     if (end.error.ok()) continue;

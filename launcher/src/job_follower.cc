@@ -66,22 +66,38 @@ std::string HostLabel(const std::string& host) { return "host " + host; }
 
 }  // namespace
 
-void BlockStopSignals() {
+namespace {
+
+sigset_t StopSignalSet() {
   sigset_t set;
   sigemptyset(&set);
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal_number);
+  return set;
+}
+
+}  // namespace
+
+void BlockStopSignals() {
+  const sigset_t set = StopSignalSet();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+int TakePendingStopSignal() {
+  const sigset_t set = StopSignalSet();
+  timespec zero{0, 0};
+  const int received = sigtimedwait(&set, nullptr, &zero);
+  return received > 0 ? received : 0;
+}
+
 std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std::string>& hosts,
-                               const ClientSecurity& security) {
+                               const ClientSecurity& security, bool wait) {
   std::vector<HostEnd> ends(hosts.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < hosts.size(); ++i) {
     threads.emplace_back([&, i] {
       JobClient client(hosts[i], security);
       ends[i].host = hosts[i];
-      auto exit = client.Cancel(job_id);
+      auto exit = client.Cancel(job_id, wait);
       if (exit.ok()) {
         ends[i].exit = exit.value();
       } else {
@@ -133,8 +149,6 @@ FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>
       signals.Wake();
     });
   }
-  std::thread canceller;
-  bool stopped_waiting = false;
   while (finished < hosts.size()) {
     const int received = signals.Wait();
     if (received == 0) continue;
@@ -142,23 +156,19 @@ FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>
       // Stop waiting: the followers end now; a job being cancelled goes on being cancelled.
       if (result.signal == 0) result.signal = received;
       for (auto& client : clients) client->StopAttach();
-      stopped_waiting = true;
       break;
     }
     result.signal = received;
+    // Every daemon is told first (each answers at once), so that neither a second signal nor a
+    // console that blocks can keep a host from hearing it; the streams then end with the agents.
+    const std::vector<HostEnd> told = CancelJob(job_id, hosts, security, /*wait=*/false);
     console.Note("ddprun: cancelling job " + job_id + " on " + std::to_string(hosts.size()) +
                  " hosts (signal again to stop waiting)\n");
-    // Copies: on a second signal this thread is left behind (its calls are out already).
-    canceller = std::thread([job_id, hosts, security] { CancelJob(job_id, hosts, security); });
-  }
-  for (auto& follower : followers) follower.join();
-  if (canceller.joinable()) {
-    if (stopped_waiting) {
-      canceller.detach();
-    } else {
-      canceller.join();
+    for (const HostEnd& end : told) {
+      if (!end.error.ok()) console.Note("ddprun: " + end.error.message() + "\n");
     }
   }
+  for (auto& follower : followers) follower.join();
   return result;
 }
 

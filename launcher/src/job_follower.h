@@ -1,7 +1,8 @@
 // FollowJob: the submitter's side of a running job: one Attach stream per host, their output on
 // this terminal (RemoteConsole), until every host's agent has ended or is lost. SIGINT, SIGTERM
-// and SIGHUP cancel the job on every host (a submitted job) or only stop following it (attach);
-// a second one stops waiting. Blocks those signals in the calling thread for the duration.
+// and SIGHUP cancel the job on every host (a submitted job: every daemon is told before anything
+// else, and the streams then show the agents' ends) or only stop following it (attach); a second
+// one stops waiting. Blocks those signals in the calling thread for the duration.
 #pragma once
 
 #include <functional>
@@ -38,13 +39,16 @@ struct FollowResult {
 // afterwards (gRPC's among them): call it first, so that FollowJob alone receives them. One that
 // arrives before FollowJob waits for it.
 void BlockStopSignals();
+// The stop signal that arrived while they were blocked (consumed), or 0.
+int TakePendingStopSignal();
 
 FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
                        const ClientSecurity& security, const FollowOptions& options,
                        RemoteConsole& console);
 
-// Cancels the job on every host at once; returns each host's end (cancel waits for the agents).
+// Cancels the job on every host at once. With `wait`, returns each host's end once its agent has
+// ended; without, once every host has been told (HostEnd::exit unset while its agent stops).
 std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std::string>& hosts,
-                               const ClientSecurity& security);
+                               const ClientSecurity& security, bool wait);
 
 }  // namespace ddprun

@@ -259,6 +259,9 @@ int Launch(const LaunchConfig& config) {
 
 int LauncherMain(int argc, char** argv) {
   RouteGrpcLogsToDebug();
+  // A closed console (`ddprun ... | head`) must not kill ddprun: writes fail instead, and the job,
+  // here or on its hosts, goes on to its end.
+  ::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty()) {
     const std::vector<std::string> rest(args.begin() + 1, args.end());

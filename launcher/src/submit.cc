@@ -108,7 +108,7 @@ int ConcludeJob(const std::string& job_id, const FollowResult& followed,
 }
 
 int SubmitJob(const SubmitRequest& request) {
-  BlockStopSignals();  // before gRPC starts its threads
+  BlockStopSignals();  // before gRPC starts its threads; a signal meanwhile waits
   const size_t hosts = request.hosts.size();
   std::vector<std::unique_ptr<JobClient>> clients;
   for (const auto& host : request.hosts) {
@@ -121,6 +121,9 @@ int SubmitJob(const SubmitRequest& request) {
                                                                 kStartTimeout);
                                      }),
                                      &failed);
+  if (const int signal_number = TakePendingStopSignal(); signal_number != 0) {
+    return 128 + signal_number;  // nothing was started
+  }
   if (failed > 0) {
     std::fprintf(stderr, "ddprun: error: job %s not started: %s%s; nothing was started\n",
                  request.job_id.c_str(), failure.c_str(),
@@ -143,11 +146,28 @@ int SubmitJob(const SubmitRequest& request) {
         maybe_running.push_back(request.hosts[i]);
       }
     }
-    CancelJob(request.job_id, maybe_running, request.security);
+    size_t stopped = 0;
+    std::string not_stopped;
+    for (const HostEnd& end :
+         CancelJob(request.job_id, maybe_running, request.security, /*wait=*/true)) {
+      if (end.exit) {
+        ++stopped;
+      } else if (end.error.code() != StatusCode::kNotFound) {
+        not_stopped += "; not stopped on " + end.error.message();
+      }
+    }
     std::fprintf(stderr, "ddprun: error: job %s not started: %s; stopped it on the %zu hosts "
-                 "where it had started\n",
-                 request.job_id.c_str(), failure.c_str(), hosts - failed);
+                 "where it had started%s\n",
+                 request.job_id.c_str(), failure.c_str(), stopped, not_stopped.c_str());
     return 1;
+  }
+  // A stop signal during the start: the job is undone everywhere (a followed job's FollowJob
+  // would do it too, but a detached one never gets there).
+  if (const int signal_number = TakePendingStopSignal(); signal_number != 0) {
+    CancelJob(request.job_id, request.hosts, request.security, /*wait=*/true);
+    std::fprintf(stderr, "ddprun: job %s cancelled on its %zu hosts: signal %d came while it "
+                 "started\n", request.job_id.c_str(), hosts, signal_number);
+    return 128 + signal_number;
   }
   if (request.detach) {
     std::printf("%s\n", request.job_id.c_str());

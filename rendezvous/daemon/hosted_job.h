@@ -34,6 +34,9 @@ struct HostedJobDescription {
   std::string rendezvous;  // the job's --rdzv_endpoint
   std::string submitter;  // the caller's identity, as logged
   int64_t start_time_unix_ms = 0;
+  // From a cancel's SIGTERM to the agent until its process group is killed: more than the
+  // agent's own --shutdown_timeout for its workers.
+  std::chrono::milliseconds cancel_grace{45'000};
 };
 
 struct AgentLaunch {

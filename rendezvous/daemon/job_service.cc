@@ -78,6 +78,14 @@ grpc::Status JobService::Start(grpc::ServerContext* context, const v1::StartJobR
               start.description.submitter, job.status().message());
     return ToGrpcStatus(job.status());
   }
+  if (context->IsCancelled()) {
+    // The submitter gave up waiting (and may have cancelled before the job existed here): a
+    // start nobody will follow is undone.
+    log->warn("job {} started after its submitter {} stopped waiting; cancelling it",
+              start.description.job_id, start.description.submitter);
+    table_.CancelAndWait(*job.value());
+    return {grpc::StatusCode::DEADLINE_EXCEEDED, "the start came too late; the job was stopped"};
+  }
   log->info("started job {} (host {} of {}) for {}: agent pid {}, in {}: {}",
             start.description.job_id, start.description.host_index + 1,
             start.description.hosts.size(), start.description.submitter,
@@ -130,6 +138,11 @@ grpc::Status JobService::Cancel(grpc::ServerContext* context, const v1::CancelJo
   if (!job->exit()) {
     GetLogger("daemon")->info("cancelling job {} for {}", request->job_id(),
                               CallerIdentity(*context));
+  }
+  if (request->no_wait()) {
+    job->Cancel(job->description().cancel_grace);
+    if (auto exit = job->exit()) SetExit(*exit, response->mutable_exit());
+    return grpc::Status::OK;
   }
   SetExit(table_.CancelAndWait(*job), response->mutable_exit());
   return grpc::Status::OK;

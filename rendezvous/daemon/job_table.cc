@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/logging.h"
@@ -16,6 +17,23 @@ namespace {
 
 // Options of a submitter, not of an agent: an agent given them would submit the job again.
 constexpr const char* kSubmitterOnlyOptions[] = {"--hosts", "--hostfile", "--detach", "--export"};
+
+// The agent's --shutdown_timeout (seconds; 30 when not given), as a duration.
+std::chrono::milliseconds ShutdownTimeoutOf(const std::vector<std::string>& agent_args) {
+  double seconds = 30;
+  for (size_t i = 0; i < agent_args.size(); ++i) {
+    const std::string& arg = agent_args[i];
+    for (const std::string name : {"--shutdown_timeout", "--shutdown-timeout"}) {
+      std::string value;
+      if (arg.rfind(name + "=", 0) == 0) value = arg.substr(name.size() + 1);
+      if (arg == name && i + 1 < agent_args.size()) value = agent_args[i + 1];
+      char* end = nullptr;
+      const double parsed = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+      if (parsed >= 0 && parsed <= 86400 && end != nullptr && *end == '\0') seconds = parsed;
+    }
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
 
 Status CheckJobId(const std::string& id) {
   const bool valid = !id.empty() && id.size() <= 128 && id != "." && id != ".." &&
@@ -58,22 +76,39 @@ JobTable::JobTable(JobTableOptions options) : options_(std::move(options)) {}
 JobTable::~JobTable() { CancelAll(); }
 
 Status JobTable::Check(const JobStart& start) const {
-  MutexLock lock(mu_);
-  return CheckLocked(start);
+  {
+    MutexLock lock(mu_);
+    RETURN_IF_ERROR(CheckAdmission(start));
+  }
+  return CheckRequest(start);
 }
 
-Status JobTable::CheckLocked(const JobStart& start) const {
+Status JobTable::CheckAdmission(const JobStart& start) const {
+  if (stopping_) return UnavailableError("this daemon is stopping; it starts no more jobs");
+  if (options_.token_file.empty()) {
+    // Without one, anyone who can reach the port (any user of this host) could run programs as
+    // the daemon's user.
+    return FailedPreconditionError(
+        "this daemon has no token and so runs no jobs; give it one (--token-file, token_file in "
+        "its configuration) and submit with that token");
+  }
   if (::geteuid() == 0 && !options_.allow_root_jobs) {
     return FailedPreconditionError(
         "this daemon runs as root and runs no jobs as root; run one daemon per service account "
         "(ddprund@USER.service) or set allow_root_jobs = true in its configuration");
   }
-  const HostedJobDescription& job = start.description;
-  RETURN_IF_ERROR(CheckJobId(job.job_id));
-  if (auto it = jobs_.find(job.job_id); it != jobs_.end() && !it->second->exit()) {
-    return Status(StatusCode::kAlreadyExists, "job " + job.job_id +
-                              " is running here already; choose another --rdzv_id");
+  const std::string& id = start.description.job_id;
+  RETURN_IF_ERROR(CheckJobId(id));
+  auto it = jobs_.find(id);
+  if ((it != jobs_.end() && !it->second->exit()) || starting_.count(id) > 0) {
+    return Status(StatusCode::kAlreadyExists,
+                  "job " + id + " is running here already; choose another --rdzv_id");
   }
+  return Status::Ok();
+}
+
+Status JobTable::CheckRequest(const JobStart& start) const {
+  const HostedJobDescription& job = start.description;
   if (job.hosts.empty() || job.host_index < 0 ||
       job.host_index >= static_cast<int>(job.hosts.size())) {
     return InvalidArgumentError("the host index " + std::to_string(job.host_index) +
@@ -88,7 +123,7 @@ Status JobTable::CheckLocked(const JobStart& start) const {
       }
     }
   }
-  if (start.description.program.empty()) return InvalidArgumentError("no program to run");
+  if (job.program.empty()) return InvalidArgumentError("no program to run");
   RETURN_IF_ERROR(CheckWorkingDirectory(job.working_dir));
   if (::access(options_.agent_program.c_str(), X_OK) != 0) {
     return FailedPreconditionError("the node agent " + options_.agent_program +
@@ -135,14 +170,29 @@ AgentLaunch JobTable::LaunchOf(const JobStart& start) const {
   return launch;
 }
 
-Result<std::shared_ptr<HostedJob>> JobTable::Start(const JobStart& start) {
+Result<std::shared_ptr<HostedJob>> JobTable::Start(JobStart start) {
+  const std::string id = start.description.job_id;
+  {
+    MutexLock lock(mu_);
+    RETURN_IF_ERROR(CheckAdmission(start));
+    starting_.insert(id);
+  }
+  start.description.cancel_grace = ShutdownTimeoutOf(start.agent_args) + options_.cancel_margin;
+  Status checked = CheckRequest(start);
+  Result<std::shared_ptr<HostedJob>> job =
+      checked.ok() ? HostedJob::Start(start.description, LaunchOf(start),
+                                      options_.output_buffer_bytes)
+                   : Result<std::shared_ptr<HostedJob>>(checked);
   MutexLock lock(mu_);
-  RETURN_IF_ERROR(CheckLocked(start));
-  ASSIGN_OR_RETURN(std::shared_ptr<HostedJob> job,
-                   HostedJob::Start(start.description, LaunchOf(start),
-                                    options_.output_buffer_bytes));
-  const std::string& id = start.description.job_id;
-  jobs_[id] = job;
+  starting_.erase(id);
+  if (!job.ok()) return job.status();
+  Publish(id, job.value());
+  if (stopping_) job.value()->Cancel(start.description.cancel_grace);  // CancelAll missed it
+  return job;
+}
+
+void JobTable::Publish(const std::string& id, std::shared_ptr<HostedJob> job) {
+  jobs_[id] = std::move(job);
   start_order_.erase(std::remove(start_order_.begin(), start_order_.end(), id),
                      start_order_.end());
   start_order_.push_back(id);
@@ -159,7 +209,6 @@ Result<std::shared_ptr<HostedJob>> JobTable::Start(const JobStart& start) {
       ++it;
     }
   }
-  return job;
 }
 
 std::shared_ptr<HostedJob> JobTable::Find(const std::string& job_id) const {
@@ -178,14 +227,18 @@ std::vector<std::shared_ptr<HostedJob>> JobTable::All() const {
 }
 
 AgentExit JobTable::CancelAndWait(HostedJob& job) const {
-  job.Cancel(options_.cancel_grace);
-  job.WaitEnded(std::chrono::steady_clock::now() + options_.cancel_grace +
-                std::chrono::seconds(5));
+  const std::chrono::milliseconds grace = job.description().cancel_grace;
+  job.Cancel(grace);
+  job.WaitEnded(std::chrono::steady_clock::now() + grace + std::chrono::seconds(5));
   return job.exit().value_or(AgentExit{});
 }
 
 void JobTable::CancelAll() {
-  for (const auto& job : All()) job->Cancel(options_.cancel_grace);
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  for (const auto& job : All()) job->Cancel(job->description().cancel_grace);
   for (const auto& job : All()) CancelAndWait(*job);
 }
 

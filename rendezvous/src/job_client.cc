@@ -29,9 +29,12 @@ Status JobClient::Failed(const grpc::Status& status) const {
   std::string message = status.error_message();
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
       message = "cannot reach its ddprund (" + message +
                 "); check that ddprund runs there, on that port";
+      break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      message = "its ddprund did not answer in time (" + message +
+                "); check that it runs there, on that port, and is not overloaded";
       break;
     case grpc::StatusCode::UNIMPLEMENTED:
       message = "its ddprund has no job service; upgrade it";
@@ -51,15 +54,18 @@ Status JobClient::Start(const v1::StartJobRequest& request, std::chrono::millise
   return status.ok() ? Status::Ok() : Failed(status);
 }
 
-Result<JobExit> JobClient::Cancel(const std::string& job_id) {
+Result<std::optional<JobExit>> JobClient::Cancel(const std::string& job_id, bool wait) {
   grpc::ClientContext context;
   AddToken(context, security_);
+  if (!wait) context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::CancelJobRequest request;
   request.set_job_id(job_id);
+  request.set_no_wait(!wait);
   v1::CancelJobResponse response;
   const grpc::Status status = stub_->Cancel(&context, request, &response);
   if (!status.ok()) return Failed(status);
-  return FromProto(response.exit());
+  if (!response.has_exit()) return std::optional<JobExit>();
+  return std::optional<JobExit>(FromProto(response.exit()));
 }
 
 Result<std::vector<v1::HostedJob>> JobClient::List(const std::string& job_id,

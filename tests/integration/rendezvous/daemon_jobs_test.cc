@@ -22,25 +22,55 @@ std::vector<std::string> operator+(std::vector<std::string> head,
   return head;
 }
 
+// The token every daemon of these tests has, and every command gives.
+const std::string& TokenFile() {
+  static const std::string path = [] {
+    static ScratchDir dir;
+    WriteFile(dir / "token", "jobs-token\n");
+    return dir / "token";
+  }();
+  return path;
+}
+
 // A daemon on a free loopback port running jobs (as root, where the tests run as root).
 std::unique_ptr<Daemon> JobDaemon(std::vector<std::string> more = {"--allow-root-jobs"}) {
   more.push_back("--agent-program=" + kDdprun);
+  more.push_back("--token-file=" + TokenFile());
   return std::make_unique<Daemon>(more);
 }
 
+// `ddprun --token-file=... --hosts=DAEMON ARGS`.
+std::vector<std::string> SubmitCommand(const Daemon& daemon, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--token-file=" + TokenFile(), "--hosts=" + daemon.endpoint()});
+  return Ddprun(args);
+}
+
 RunResult Submit(const Daemon& daemon, std::vector<std::string> args) {
-  args.insert(args.begin(), "--hosts=" + daemon.endpoint());
-  return RunDdprun(args);
+  return Run(SubmitCommand(daemon, std::move(args)), {}, 120s);
 }
 
 RunResult JobCommand(const Daemon& daemon, const std::string& command,
                      std::vector<std::string> args) {
   args.insert(args.begin(), command);
   args.push_back("--host=" + daemon.endpoint());
+  args.push_back("--token-file=" + TokenFile());
   return RunDdprun(args);
 }
 
+ClientSecurity WithToken() {
+  ClientSecurity security;
+  security.token = "jobs-token";
+  return security;
+}
+
 }  // namespace
+
+TEST_CASE("a daemon without a token runs no jobs, saying why") {
+  Daemon daemon({"--allow-root-jobs", "--agent-program=" + kDdprun});
+  auto refused = RunDdprun({"--hosts=" + daemon.endpoint(), "true"});
+  CHECK(refused.code() == 1);
+  CHECK(Count(refused.err, "this daemon has no token and so runs no jobs") == 1);
+}
 
 TEST_CASE("a daemon running as root runs no job unless its configuration allows root jobs") {
   if (::geteuid() != 0) {
@@ -74,7 +104,7 @@ TEST_CASE("a malformed job request gets a clear error and the daemon serves on")
   auto bad_id = Submit(*daemon, {"--rdzv_id=bad id", "true"});
   CHECK(bad_id.code() == 1);
   CHECK(Count(bad_id.err, "job id 'bad id' must be 1 to 128 letters") == 1);
-  JobClient client(daemon->endpoint(), {});
+  JobClient client(daemon->endpoint(), WithToken());
   v1::StartJobRequest request;
   request.set_job_id("no-hosts");
   request.add_program("true");
@@ -170,8 +200,7 @@ TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress
   REQUIRE(go_on >= 0);
   const std::string bar =
       "for i in 1 2 3; do printf '\\rprogress %d/3' $i; read x < \"$0\"; done; echo";
-  TerminalProcess submitter(
-      Ddprun({"--hosts=" + daemon->endpoint(), "/bin/sh", "-c", bar, fifo}));
+  TerminalProcess submitter(SubmitCommand(*daemon, {"/bin/sh", "-c", bar, fifo}));
   // Each state must show at the submitter while the bar waits to draw the next: it crossed the
   // worker's terminal, the agent, the daemon and the submitter without waiting for a line's end.
   for (int state = 1; state <= 3; ++state) {
@@ -183,8 +212,7 @@ TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress
   REQUIRE(exit);
   CHECK(exit->exit_code == 0);
   CHECK(Count(submitter.screen(), "progress 3/3\n") == 1);
-  TerminalProcess described(Ddprun({"--hosts=" + daemon->endpoint(), kTestWorker, "terminal"}),
-                            30, 100);
+  TerminalProcess described(SubmitCommand(*daemon, {kTestWorker, "terminal"}), 30, 100);
   REQUIRE(described.Wait());
   INFO(described.screen());
   // A terminal as large as the submitter's.
@@ -195,8 +223,12 @@ TEST_CASE("a submitted job runs in the submitter's directory with its environmen
   auto daemon = JobDaemon();
   ScratchDir dir;
   const std::string show = "echo \"travel=$DDPRUN_TEST_TRAVEL set=$DDPRUN_TEST_SET pwd=$PWD\"";
-  const std::vector<std::string> in_dir = {"/usr/bin/env", "-C", dir.path(),
-                                           "DDPRUN_TEST_TRAVEL=yes", kDdprun,
+  const std::vector<std::string> in_dir = {"/usr/bin/env",
+                                           "-C",
+                                           dir.path(),
+                                           "DDPRUN_TEST_TRAVEL=yes",
+                                           kDdprun,
+                                           "--token-file=" + TokenFile(),
                                            "--hosts=" + daemon->endpoint()};
   auto all = Run(in_dir + std::vector<std::string>{"sh", "-c", show}, {}, 60s);
   INFO(all.err);
@@ -227,8 +259,9 @@ TEST_CASE("a submitter killed mid-job leaves the job running, and attach picks i
   const int go_on = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
   REQUIRE(go_on >= 0);
   const std::string id = "orphaned-" + std::to_string(::getpid());
-  ChildProcess submitter(Ddprun({"--hosts=" + daemon->endpoint(), "--rdzv_id=" + id, "sh", "-c",
-                                 "echo before; read x < \"$0\"; echo after; exit 5", fifo}));
+  ChildProcess submitter(SubmitCommand(
+      *daemon,
+      {"--rdzv_id=" + id, "sh", "-c", "echo before; read x < \"$0\"; echo after; exit 5", fifo}));
   REQUIRE(submitter.WaitForStdoutLine(
       [](const std::string& line) { return line == "[rank0]: before"; }, 30s));
   submitter.Signal(SIGKILL);

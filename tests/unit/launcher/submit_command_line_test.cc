@@ -69,6 +69,14 @@ TEST_CASE("the user's --nnodes, --rdzv_endpoint and --rdzv_id win, and its token
         }) == 1);
 }
 
+TEST_CASE("a submitted job counts each host's devices there, not the submitting machine's") {
+  // No GPU here: the hosts' agents count theirs.
+  SubmitRequest request =
+      Submitted({"--hosts=a,b", "--nproc_per_node=gpu", "--local_ranks_filter=7", "train.py"});
+  CHECK(Has(request.agent_args, "--nproc_per_node=gpu"));
+  CHECK(Has(request.agent_args, "--local_ranks_filter=7"));
+}
+
 TEST_CASE("a submitted program is looked for on the hosts, not on the submitting machine") {
   SubmitRequest request = Submitted({"--hosts=a", "./only-on-the-hosts", "x"});
   CHECK(request.program == std::vector<std::string>{"./only-on-the-hosts", "x"});
@@ -97,7 +105,7 @@ TEST_CASE("exporting ALL sends everything but what describes the submitting host
   REQUIRE(all.ok());
   CHECK(all.value() ==
         std::map<std::string, std::string>{{"PATH", "/opt/bin"}, {"NCCL_DEBUG", "INFO"}});
-  CHECK(ExportedEnvironment("NONE", env)->empty());
+  CHECK(ExportedEnvironment("NONE", env)->empty());  // no PET_ variable in env
   auto list = ExportedEnvironment("PATH,OMP_NUM_THREADS=4,UNSET_ONE", env);
   CHECK(list.value() ==
         std::map<std::string, std::string>{{"PATH", "/opt/bin"}, {"OMP_NUM_THREADS", "4"}});
@@ -105,6 +113,13 @@ TEST_CASE("exporting ALL sends everything but what describes the submitting host
   CHECK(all_and->at("NCCL_DEBUG") == "WARN");
   CHECK(all_and->count("PATH") == 1);
   CHECK_FALSE(ExportedEnvironment("PATH,ALL", env).ok());  // ALL first, if at all
+  // Each host's devices are its own; ddprun's PET_ settings travel whatever --export says.
+  const std::map<std::string, std::string> devices = {
+      {"CUDA_VISIBLE_DEVICES", "0"}, {"TMPDIR", "/tmp/job-7"}, {"PET_NPROC_PER_NODE", "8"}};
+  CHECK(ExportedEnvironment("ALL", devices).value() ==
+        std::map<std::string, std::string>{{"PET_NPROC_PER_NODE", "8"}});
+  CHECK(ExportedEnvironment("NONE", devices).value() ==
+        std::map<std::string, std::string>{{"PET_NPROC_PER_NODE", "8"}});
   CHECK_FALSE(ExportedEnvironment("", env).ok());
   CHECK_FALSE(ExportedEnvironment("A-B=1", env).ok());
 }

@@ -36,8 +36,9 @@ class JobClient {
 
   // Start (or, with check_only, only check) the node agent on this host.
   Status Start(const v1::StartJobRequest& request, std::chrono::milliseconds timeout);
-  // Cancels the job here; returns once its agent has ended (the daemon's grace at most).
-  Result<JobExit> Cancel(const std::string& job_id);
+  // Cancels the job here. With `wait`, returns once its agent has ended (the daemon's grace at
+  // most) and how it ended; without, once the agent is told to stop (nullopt while it stops).
+  Result<std::optional<JobExit>> Cancel(const std::string& job_id, bool wait);
   // The jobs this daemon holds, or only `job_id` (NOT_FOUND when it holds none such).
   Result<std::vector<v1::HostedJob>> List(const std::string& job_id,
                                           std::chrono::milliseconds timeout);
