@@ -14,14 +14,19 @@
 namespace ddprun {
 namespace {
 
+sigset_t StopSignalSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal_number);
+  return set;
+}
+
 // The stop signals, blocked in this thread (and so in the threads it starts) while alive, and
 // read through a signalfd; and a wake-up the followers post when they end, so that waiting for
 // either costs no polling delay.
 class StopSignalsOrWake {
  public:
-  StopSignalsOrWake() {
-    sigemptyset(&set_);
-    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, signal_number);
+  StopSignalsOrWake() : set_(StopSignalSet()) {
     pthread_sigmask(SIG_BLOCK, &set_, &previous_);
     signals_ = ::signalfd(-1, &set_, SFD_CLOEXEC);
     wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -63,17 +68,6 @@ class StopSignalsOrWake {
 };
 
 std::string HostLabel(const std::string& host) { return "host " + host; }
-
-}  // namespace
-
-namespace {
-
-sigset_t StopSignalSet() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal_number);
-  return set;
-}
 
 }  // namespace
 
