@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "ddprun/agent/input_forwarder.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
@@ -518,6 +519,10 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   request.rendezvous = config.rdzv_host + ":" + std::to_string(config.rdzv_port);
   request.security = config.security;
   request.detach = raw.detach;
+  // As on one node: a terminal, pipe or socket is read and passed to global rank 0; a file or
+  // /dev/null is not (the agents' workers then read /dev/null).
+  request.forward_input =
+      !raw.detach && raw.stdin_to == "0" && InputForwarder::CanForward(STDIN_FILENO);
   request.program = program_args;
   request.python_module = raw.module;
   request.no_python = raw.no_python;

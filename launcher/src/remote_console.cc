@@ -71,6 +71,15 @@ void RemoteConsole::Write(int host, int stream, std::string_view data) {
   }
 }
 
+void RemoteConsole::LineEnteredByUser() {
+  MutexLock lock(mu_);
+  for (int console = 0; console < 2; ++console) {
+    if (!open_[console]) continue;
+    sources_[open_source_[console]].interrupted = true;
+    open_[console] = false;
+  }
+}
+
 void RemoteConsole::Note(const std::string& line) {
   MutexLock lock(mu_);
   EndOpenLine(same_file_ ? 0 : 1, nullptr);

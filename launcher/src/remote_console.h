@@ -23,6 +23,9 @@ class RemoteConsole {
   void Write(int host, int stream, std::string_view data) EXCLUDES(mu_);
   // A line of ddprun's own on stderr (with its '\n'), on a line of its own.
   void Note(const std::string& line) EXCLUDES(mu_);
+  // The user ended a line typed at this terminal, which echoed it: the open line, if any, is
+  // over (nothing is written; its host's next bytes start behind their prefix).
+  void LineEnteredByUser() EXCLUDES(mu_);
 
  private:
   struct Source {

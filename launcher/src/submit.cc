@@ -1,13 +1,16 @@
 // SubmitJob and ConcludeJob; see submit.h.
 #include "submit.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "ddprun/rendezvous/job_status_client.h"
+#include "input_sender.h"
 #include "node_address.h"
 
 namespace ddprun {
@@ -38,6 +41,7 @@ v1::StartJobRequest StartRequestFor(const SubmitRequest& request, size_t host, b
   start.set_python_module(request.python_module);
   start.set_no_python(request.no_python);
   start.set_run_path(request.run_path);
+  start.set_forward_input(request.forward_input);
   return start;
 }
 
@@ -180,7 +184,15 @@ int SubmitJob(const SubmitRequest& request) {
     return 0;
   }
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
+  std::optional<InputSender> input;
+  if (request.forward_input) {
+    // In the background of its terminal the read fails and is retried, instead of stopping us.
+    ::signal(SIGTTIN, SIG_IGN);
+    input.emplace(request.job_id, request.hosts, request.security,
+                  [&console] { console.LineEnteredByUser(); });
+  }
   FollowResult followed = FollowJob(request.job_id, request.hosts, request.security, {}, console);
+  input.reset();  // the job has ended: so does its input
   return ConcludeJob(request.job_id, followed, request.rendezvous, request.security, console);
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "ddprun/agent/worker_process.h"
+#include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 
 namespace ddprun {
@@ -54,18 +55,42 @@ Result<std::shared_ptr<HostedJob>> HostedJob::Start(HostedJobDescription descrip
 HostedJob::~HostedJob() {
   if (thread_.joinable()) thread_.join();
   if (wake_fd_ >= 0) ::close(wake_fd_);
+  CloseInput();
+}
+
+bool HostedJob::ClaimInput() {
+  MutexLock lock(input_mu_);
+  if (input_fd_ < 0 || input_claimed_) return false;
+  input_claimed_ = true;
+  return true;
+}
+
+Status HostedJob::WriteInput(std::string_view data) {
+  MutexLock lock(input_mu_);
+  if (input_fd_ < 0) return FailedPreconditionError("the agent's input is closed");
+  return WriteAll(input_fd_, data, "job " + description_.job_id + "'s input");
+}
+
+void HostedJob::CloseInput() {
+  MutexLock lock(input_mu_);
+  if (input_fd_ >= 0) ::close(input_fd_);
+  input_fd_ = -1;
 }
 
 void HostedJob::Run(AgentLaunch launch, std::promise<Status>* started) {
   SpawnOptions options;
   options.working_dir = launch.working_dir;
+  if (launch.forward_input) options.stdin_channel = InputChannel::kForwarded;
   auto spawned = SpawnWorker(launch.argv, launch.environment, options);
   if (!spawned.ok()) {
     started->set_value(spawned.status());
     return;
   }
   pid_ = spawned->pid;
-  if (spawned->stdin_fd >= 0) ::close(spawned->stdin_fd);
+  {
+    MutexLock lock(input_mu_);
+    input_fd_ = spawned->stdin_fd;  // -1 without forward_input
+  }
   started->set_value(Status::Ok());  // `started` is gone from here on
   Relay(spawned->stdout_fd, spawned->stderr_fd);
   Reap();

@@ -43,6 +43,7 @@ struct AgentLaunch {
   std::vector<std::string> argv;         // the agent program's path first
   std::vector<std::string> environment;  // "NAME=value", exactly the agent's environment
   std::string working_dir;
+  bool forward_input = false;  // its stdin a pipe fed through WriteInput, else /dev/null
 };
 
 struct AgentExit {
@@ -83,6 +84,12 @@ class HostedJob {
                      std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_);
   std::optional<AgentExit> exit() const EXCLUDES(mu_);
 
+  // The agent's input (forward_input): claimed by one Input stream at a time, written (blocking
+  // while the agent does not read), and closed at the stream's end (the agent sees end of file).
+  bool ClaimInput() EXCLUDES(input_mu_);
+  Status WriteInput(std::string_view data) EXCLUDES(input_mu_);
+  void CloseInput() EXCLUDES(input_mu_);
+
  private:
   HostedJob(HostedJobDescription description, size_t output_capacity);
   // The job's thread: spawns, then relays output until the agent has exited.
@@ -103,6 +110,10 @@ class HostedJob {
   bool cancelled_ GUARDED_BY(mu_) = false;
   std::optional<std::chrono::steady_clock::time_point> kill_at_ GUARDED_BY(mu_);
   std::optional<AgentExit> exit_ GUARDED_BY(mu_);
+
+  Mutex input_mu_;  // apart from mu_: a write may block
+  int input_fd_ GUARDED_BY(input_mu_) = -1;  // the agent's stdin pipe, until closed
+  bool input_claimed_ GUARDED_BY(input_mu_) = false;
 };
 
 }  // namespace ddprun

@@ -34,6 +34,7 @@ JobStart JobStartOf(const v1::StartJobRequest& request, std::string submitter) {
   start.python_module = request.python_module();
   start.no_python = request.no_python();
   start.run_path = request.run_path();
+  start.forward_input = request.forward_input();
   return start;
 }
 
@@ -145,6 +146,25 @@ grpc::Status JobService::Cancel(grpc::ServerContext* context, const v1::CancelJo
     return grpc::Status::OK;
   }
   SetExit(table_.CancelAndWait(*job), response->mutable_exit());
+  return grpc::Status::OK;
+}
+
+grpc::Status JobService::Input(grpc::ServerContext* context,
+                               grpc::ServerReader<v1::InputChunk>* reader, v1::InputResponse*) {
+  if (auto auth = AuthenticateCall(*context, token_); !auth.ok()) return auth;
+  v1::InputChunk chunk;
+  if (!reader->Read(&chunk)) return grpc::Status::OK;  // no input at all
+  std::shared_ptr<HostedJob> job = table_.Find(chunk.job_id());
+  if (!job) return NoSuchJob(chunk.job_id());
+  if (!job->ClaimInput()) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            "job " + chunk.job_id() + " takes no input here (started without it, or taken)"};
+  }
+  do {
+    if (!job->WriteInput(chunk.data()).ok()) break;  // the agent has gone: the rest is dropped
+  } while (reader->Read(&chunk));
+  // The end of the submitter's input, or of the submitter: the agent sees end of file.
+  job->CloseInput();
   return grpc::Status::OK;
 }
 

@@ -23,6 +23,8 @@ class JobService final : public v1::Jobs::Service {
                       v1::CancelJobResponse* response) override;
   grpc::Status List(grpc::ServerContext* context, const v1::ListJobsRequest* request,
                     v1::ListJobsResponse* response) override;
+  grpc::Status Input(grpc::ServerContext* context, grpc::ServerReader<v1::InputChunk>* reader,
+                     v1::InputResponse* response) override;
 
  private:
   JobTable& table_;

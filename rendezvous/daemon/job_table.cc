@@ -153,6 +153,7 @@ Status JobTable::CheckRequest(const JobStart& start) const {
 AgentLaunch JobTable::LaunchOf(const JobStart& start) const {
   AgentLaunch launch;
   launch.working_dir = start.description.working_dir;
+  launch.forward_input = start.forward_input;
   launch.argv.push_back(options_.agent_program);
   launch.argv.insert(launch.argv.end(), start.agent_args.begin(), start.agent_args.end());
   if (!options_.token_file.empty()) launch.argv.push_back("--token-file=" + options_.token_file);

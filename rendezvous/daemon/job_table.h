@@ -35,6 +35,7 @@ struct JobStart {
   bool python_module = false;  // how the agent will run the program (-m, --no_python,
   bool no_python = false;      // --run_path), so that it is looked for as the agent will
   bool run_path = false;
+  bool forward_input = false;  // the agent's stdin fed by an Input stream
 };
 
 class JobTable {

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const DaemonConfig& config = std::get<DaemonConfig>(parsed);
+  // Writing a job's input after its agent died must fail, not kill the daemon.
+  ::signal(SIGPIPE, SIG_IGN);
 
   // Block the stop signals before any thread starts, so that every thread inherits the mask and
   // only sigwait below receives them.

@@ -138,3 +138,42 @@ void JobClient::StopAttach() {
 }
 
 }  // namespace ddprun
+
+namespace ddprun {
+
+Status JobClient::SendInput(const std::string& job_id,
+                            const std::function<std::optional<std::string>()>& next) {
+  grpc::ClientContext context;
+  AddToken(context, security_);
+  {
+    MutexLock lock(mu_);
+    if (input_stopped_) return Status(StatusCode::kCancelled, "host " + address_ + ": stopped");
+    sending_ = &context;
+  }
+  v1::InputResponse response;
+  auto writer = stub_->Input(&context, &response);
+  v1::InputChunk chunk;
+  chunk.set_job_id(job_id);
+  bool open = writer->Write(chunk);  // names the job
+  while (open) {
+    std::optional<std::string> data = next();
+    if (!data) break;
+    chunk.set_data(std::move(*data));
+    open = writer->Write(chunk);
+  }
+  if (open) writer->WritesDone();
+  const grpc::Status status = writer->Finish();
+  {
+    MutexLock lock(mu_);
+    sending_ = nullptr;
+  }
+  return status.ok() ? Status::Ok() : Failed(status);
+}
+
+void JobClient::StopInput() {
+  MutexLock lock(mu_);
+  input_stopped_ = true;
+  if (sending_ != nullptr) sending_->TryCancel();
+}
+
+}  // namespace ddprun

@@ -191,3 +191,19 @@ TEST_CASE("a host daemon killed mid-job takes its workers along and the job name
   CHECK(Count(submitter->stderr_text(), "node " + TestNetwork::address(2) + " lost") >= 1);
   CHECK(AwaitNoProcesses(marker));
 }
+
+TEST_CASE("input piped into the submitter reaches rank 0, whichever host runs it") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 3);
+  hosts.submitter_prefix = {"/bin/sh", "-c", "echo across hosts | exec \"$0\" \"$@\""};
+  auto submitter = hosts.Submitter(SubmitArgs(
+      hosts, {}, {"/bin/sh", "-c", "if read line; then echo \"got $line\"; else echo none; fi"}));
+  auto exit = submitter->Wait(60s);
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 0);
+  CHECK(Count(submitter->stdout_text(), "[rank0]: got across hosts\n") == 1);
+  CHECK(Count(submitter->stdout_text(), "[rank1]: none\n") == 1);
+  CHECK(Count(submitter->stdout_text(), "[rank2]: none\n") == 1);
+}

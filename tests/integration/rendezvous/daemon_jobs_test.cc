@@ -215,8 +215,8 @@ TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress
   TerminalProcess described(SubmitCommand(*daemon, {kTestWorker, "terminal"}), 30, 100);
   REQUIRE(described.Wait());
   INFO(described.screen());
-  // A terminal as large as the submitter's.
-  CHECK(Count(described.screen(), "[rank0]: stdin=0 stdout=1 stderr=1 rows=30 cols=100\n") == 1);
+  // As on one node: rank 0's input is its terminal too, as large as the submitter's.
+  CHECK(Count(described.screen(), "[rank0]: stdin=1 stdout=1 stderr=1 rows=30 cols=100\n") == 1);
 }
 
 TEST_CASE("a submitted job runs in the submitter's directory with its environment, as --export says") {
@@ -274,4 +274,29 @@ TEST_CASE("a submitter killed mid-job leaves the job running, and attach picks i
   INFO(attached.out << attached.err);
   CHECK(attached.code() == 5);
   CHECK(attached.out == "[rank0]: before\n[rank0]: after\n");
+}
+
+TEST_CASE("a line typed at the submitter's terminal reaches rank 0 of a submitted job, only rank 0") {
+  auto daemon = JobDaemon();
+  const std::string script =
+      "echo \"ready $RANK\"; if read line; then echo \"got $line\"; else echo \"end of input\"; fi";
+  TerminalProcess submitter(SubmitCommand(*daemon, {"--nproc_per_node=2", "/bin/sh", "-c", script}));
+  REQUIRE(submitter.WaitFor("[rank0]: ready 0\n"));
+  REQUIRE(submitter.WaitFor("[rank1]: end of input\n"));  // rank 1 reads /dev/null
+  submitter.Type("hello there\n");
+  REQUIRE(submitter.WaitFor("[rank0]: got hello there\n"));
+  auto exit = submitter.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+}
+
+TEST_CASE("input piped into the submitter reaches rank 0 of a submitted job, then its end") {
+  auto daemon = JobDaemon();
+  std::vector<std::string> command = SubmitCommand(
+      *daemon, {"/bin/sh", "-c", "while read line; do echo \"got $line\"; done; echo done"});
+  command.insert(command.begin(), {"/bin/sh", "-c", "printf 'one\\ntwo\\n' | exec \"$0\" \"$@\""});
+  auto piped = Run(command, {}, 60s);
+  INFO(piped.err);
+  CHECK(piped.code() == 0);
+  CHECK(piped.out == "[rank0]: got one\n[rank0]: got two\n[rank0]: done\n");
 }

@@ -1,7 +1,7 @@
 // JobClient: a client of one host daemon's job service (proto/ddprun/v1/jobs.proto), for
 // `ddprun --hosts=...` and its attach, logs, cancel and status commands. Errors name the host
-// ("host 10.0.0.2:29400: ...") and say what to check. Attach blocks; StopAttach may be called
-// from any other thread. One Attach at a time per client.
+// ("host 10.0.0.2:29400: ...") and say what to check. Attach and SendInput block; StopAttach and
+// StopInput may be called from any other thread. One Attach and one SendInput at a time.
 #pragma once
 
 #include <chrono>
@@ -54,6 +54,12 @@ class JobClient {
       EXCLUDES(mu_);
   void StopAttach() EXCLUDES(mu_);
 
+  // Sends the chunks `next` gives (until it gives nullopt) as the job's input here, then ends
+  // the stream (its agent sees end of file). StopInput, from any other thread, ends it at once.
+  Status SendInput(const std::string& job_id,
+                   const std::function<std::optional<std::string>()>& next) EXCLUDES(mu_);
+  void StopInput() EXCLUDES(mu_);
+
  private:
   Status Failed(const grpc::Status& status) const;
 
@@ -63,6 +69,8 @@ class JobClient {
   Mutex mu_;
   grpc::ClientContext* attaching_ GUARDED_BY(mu_) = nullptr;
   bool stopped_ GUARDED_BY(mu_) = false;
+  grpc::ClientContext* sending_ GUARDED_BY(mu_) = nullptr;
+  bool input_stopped_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace ddprun
