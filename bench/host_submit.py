@@ -5,6 +5,7 @@ node agent. Beside it, the way DeepSpeed and Horovod start a multi-node job: one
 host, all at once, each starting `ddprun --nnodes=H ...` there (sshd in each namespace), against
 the same rendezvous (the first host's ddprund). Both measure from the submitter's start to the
 last worker's first instruction (each worker writes its start time), in the same run, interleaved.
+The submitters' stdin is /dev/null (so no input is forwarded, on either side).
 
   /usr/bin/python3 bench/host_submit.py [RUNS] [HOSTS...]     (root: network namespaces)
 """
@@ -112,7 +113,7 @@ def run_ddprun(network, hosts, work, probe, run_id):
     result = subprocess.run(network.at_switch() + [
         DDPRUN, f"--hosts={host_list}", f"--nproc_per_node={WORKERS}", f"--rdzv_id={run_id}",
         f"--token-file={work}/token"] + worker_program(probe),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:
         sys.exit(f"bench: ddprun --hosts failed ({result.returncode}): {result.stderr}")
     return start
@@ -130,7 +131,7 @@ def run_ssh(network, hosts, work, probe, run_id):
             "ssh", "-q", "-i", f"{work}/client_key", "-o", "StrictHostKeyChecking=no",
             "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes",
             f"root@{address(i)}", " ".join(remote)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for session in sessions:
         if session.wait() != 0:
             sys.exit("bench: an ssh-started agent failed")
