@@ -140,7 +140,7 @@ case "${1:-}" in
       # Debug (-O0) compiles about twice as fast as -O2 and the suite is short either way.
       stage "build under AddressSanitizer and UndefinedBehaviorSanitizer" \
         build "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_SANITIZER=address,undefined \
-        -DDDPRUN_WITH_CUDA=OFF
+        -DDDPRUN_WITH_CUDA=OFF -DDDPRUN_BUILD_BENCH=OFF
       stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" \
         run_tests "$BUILD_DIR-asan"
     fi
