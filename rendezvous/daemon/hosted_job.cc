@@ -103,12 +103,7 @@ void HostedJob::Relay(int stdout_fd, int stderr_fd) {
   std::string buffer(kReadBytes, '\0');
   int open_streams = 2;
   while (open_streams > 0) {
-    std::optional<std::chrono::steady_clock::time_point> kill_at;
-    {
-      MutexLock lock(mu_);
-      kill_at = kill_at_;
-    }
-    const int ready = ::poll(fds, 3, PollTimeout(kill_at));
+    const int ready = ::poll(fds, 3, PollTimeout(KillDeadline()));
     if (ready < 0 && errno != EINTR) {
       GetLogger("daemon")->error("{}", ErrnoError("polling job " + description_.job_id + "'s output", errno).message());
       break;
@@ -148,14 +143,9 @@ void HostedJob::Reap() {
     const int waited = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
     if ((waited == 0 && info.si_pid == pid_) || (waited < 0 && errno != EINTR)) break;
     if (KillDue()) ::kill(-pid_, SIGKILL);
-    std::optional<std::chrono::steady_clock::time_point> kill_at;
-    {
-      MutexLock lock(mu_);
-      kill_at = kill_at_;
-    }
     // The streams closed: the agent is exiting. Look again soon, or at the kill deadline.
     pollfd wake{wake_fd_, POLLIN, 0};
-    const int timeout = PollTimeout(kill_at);
+    const int timeout = PollTimeout(KillDeadline());
     ::poll(&wake, 1, timeout < 0 || timeout > 20 ? 20 : timeout);
   }
   AgentExit exit;
@@ -174,6 +164,11 @@ void HostedJob::Reap() {
   }
   MutexLock lock(mu_);
   changed_.notify_all();
+}
+
+std::optional<std::chrono::steady_clock::time_point> HostedJob::KillDeadline() {
+  MutexLock lock(mu_);
+  return kill_at_;
 }
 
 bool HostedJob::KillDue() {

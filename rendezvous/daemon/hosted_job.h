@@ -96,6 +96,8 @@ class HostedJob {
   void Run(AgentLaunch launch, std::promise<Status>* started);
   void Relay(int stdout_fd, int stderr_fd);
   void Reap();
+  // When a cancel's grace ends, if one was asked for.
+  std::optional<std::chrono::steady_clock::time_point> KillDeadline() EXCLUDES(mu_);
   bool KillDue() EXCLUDES(mu_);
   void Wake();
 
