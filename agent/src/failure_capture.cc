@@ -1,4 +1,4 @@
-// CaptureExitFailure and CaptureSpawnFailure; see failure_capture.h.
+// CaptureExitFailure, CaptureHangFailure and CaptureSpawnFailure; see failure_capture.h.
 #include "ddprun/agent/failure_capture.h"
 
 #include <sys/wait.h>
@@ -32,6 +32,15 @@ WorkerFailure CaptureExitFailure(const FailedWorker& worker, int wait_status) {
   }
   // Nothing written (no file) is the common case, not an error.
   failure.error_file_text = ReadFileHead(worker.error_file, kErrorFileLimit).value_or("");
+  return failure;
+}
+
+WorkerFailure CaptureHangFailure(const FailedWorker& worker, const std::string& stall,
+                                 const std::string& stacks_file, const std::string& excerpt) {
+  WorkerFailure failure = Observed(worker);
+  failure.hang = stall;
+  failure.stacks_file = stacks_file;
+  failure.stacks_excerpt = excerpt;
   return failure;
 }
 

@@ -45,6 +45,12 @@ void AppendFailure(std::string& out, const WorkerFailure& failure) {
   }
   out += "  pid        : " + std::to_string(failure.pid) + "\n";
   out += "  exit       : " + DescribeExit(failure) + "\n";
+  if (!failure.hang.empty()) {
+    out += "  stacks     : " + (failure.stacks_file.empty() ? "<not saved>" : failure.stacks_file) +
+           "\n";
+    if (!failure.stacks_excerpt.empty()) AppendIndented(out, failure.stacks_excerpt);
+    return;
+  }
   if (failure.error_file_text.empty()) {
     out += "  error_file : <none written> (see TORCHELASTIC_ERROR_FILE to record the error)\n";
     return;

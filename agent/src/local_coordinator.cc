@@ -6,8 +6,8 @@
 namespace ddprun {
 
 LocalCoordinator::LocalCoordinator(boost::asio::io_context& io, NodeAssignment first_round,
-                                   int max_restarts)
-    : io_(io), round_(std::move(first_round)), policy_(max_restarts) {}
+                                   int max_restarts, HangSettings hang)
+    : io_(io), round_(std::move(first_round)), policy_(max_restarts), hang_(hang) {}
 
 void LocalCoordinator::Start(RoundEvents events) {
   events_ = std::move(events);
@@ -16,6 +16,7 @@ void LocalCoordinator::Start(RoundEvents events) {
 
 void LocalCoordinator::JoinNextRound() {
   ++round_.round;
+  hang_latch_.Reset();
   round_.restart_count = policy_.restarts_used();
   boost::asio::post(io_, [this] { events_.on_round(round_); });
 }
@@ -23,7 +24,8 @@ void LocalCoordinator::JoinNextRound() {
 void LocalCoordinator::ReportFailure(const NodeAssignment&, const WorkerFailure& failure,
                                      int exit_status) {
   const std::string description = DescribeFailure(failure);
-  if (policy_.OnGroupFailure() == RestartPolicy::Decision::kRestart) {
+  const bool final_hang = !failure.hang.empty() && hang_.action == HangSettings::Action::kFail;
+  if (!final_hang && policy_.OnGroupFailure() == RestartPolicy::Decision::kRestart) {
     std::string reason = "worker failure: " + description + " (restart " +
                          std::to_string(policy_.restarts_used()) + " of " +
                          std::to_string(policy_.max_restarts()) + ")";
@@ -33,6 +35,12 @@ void LocalCoordinator::ReportFailure(const NodeAssignment&, const WorkerFailure&
   boost::asio::post(io_, [this, description, exit_status, failure] {
     events_.on_job_failed(description, exit_status, failure);
   });
+}
+
+void LocalCoordinator::ReportProgress(const NodeAssignment&, std::vector<RankProgress> ranks) {
+  auto finding = FindHang(ranks, hang_);
+  if (!finding || !hang_latch_.Admit(*finding)) return;
+  boost::asio::post(io_, [this, finding = std::move(*finding)] { events_.on_hang(finding); });
 }
 
 void LocalCoordinator::ReportSuccess(const NodeAssignment&) {

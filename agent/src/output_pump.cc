@@ -46,6 +46,7 @@ void OutputPump::ReadSome() {
 }
 
 void OutputPump::Forward(std::string_view chunk) {
+  bytes_read_ += chunk.size();
   // Output errors (a full disk, a closed console) never stop the supervisor: they are dropped.
   if (file_fd_ >= 0) (void)WriteAll(file_fd_, chunk, "a worker's log file");
   if (console_fd_ < 0) return;

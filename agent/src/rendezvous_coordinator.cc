@@ -42,6 +42,9 @@ void RendezvousCoordinator::OnEvent(const NodeEvent& event) {
     case NodeEvent::Type::kJobComplete:
       boost::asio::post(io_, [this] { events_.on_job_complete(); });
       return;
+    case NodeEvent::Type::kHang:
+      boost::asio::post(io_, [this, finding = event.hang] { events_.on_hang(finding); });
+      return;
     case NodeEvent::Type::kJobFailed:
       boost::asio::post(io_, [this, event] {
         events_.on_job_failed(event.reason, event.exit_status, event.failure);
@@ -55,6 +58,11 @@ void RendezvousCoordinator::JoinNextRound() { client_->JoinNextRound(); }
 void RendezvousCoordinator::ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                                           int exit_status) {
   client_->ReportFailure(round.round, failure, exit_status);
+}
+
+void RendezvousCoordinator::ReportProgress(const NodeAssignment& round,
+                                           std::vector<RankProgress> ranks) {
+  client_->ReportProgress(round.round, ranks);
 }
 
 void RendezvousCoordinator::ReportSuccess(const NodeAssignment& round) {

@@ -5,14 +5,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "ddprun/agent/failure_capture.h"
 #include "ddprun/agent/group_stop.h"
 #include "ddprun/agent/input_forwarder.h"
+#include "ddprun/agent/progress_monitor.h"
+#include "ddprun/agent/python_stack_hook.h"
+#include "ddprun/agent/stack_collector.h"
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
@@ -59,6 +65,8 @@ struct WorkerGroupSupervisor::Impl {
         output_router(io, options.output),
         group_stop(io, options.shutdown_timeout, options.kill_timeout),
         window_changes(io),
+        progress_monitor(options.hang.output_is_progress),
+        progress_timer(io),
         log(GetLogger("agent")) {
     stop_signals.add(SIGQUIT);
     if (options.input == SupervisorOptions::Input::kRankZero &&
@@ -78,6 +86,11 @@ struct WorkerGroupSupervisor::Impl {
   GroupStop group_stop;
   boost::asio::signal_set window_changes;
   std::unique_ptr<InputForwarder> input_forwarder;  // kRankZero from a terminal, pipe or socket
+  ProgressMonitor progress_monitor;
+  boost::asio::steady_timer progress_timer;  // samples progress while hang detection is on
+  std::unique_ptr<StackCollection> stack_collection;  // a hang's evidence being collected
+  bool stop_deferred = false;  // a stop waits for the stack collection to end
+  bool found_hang = false;
   std::shared_ptr<spdlog::logger> log;
 
   Phase phase = Phase::kWaitingForRound;
@@ -100,7 +113,109 @@ struct WorkerGroupSupervisor::Impl {
                        [this](const std::string& reason, int status,
                               const std::optional<WorkerFailure>& root_cause) {
                          OnJobFailed(reason, status, root_cause);
-                       }});
+                       },
+                       [this](const HangFinding& finding) { OnHang(finding); }});
+    if (options.hang.enabled()) {
+      if (Status s = WritePythonStackHook(PythonHookDir()); !s.ok()) {
+        log->warn("no Python stacks for hangs: {}", s.message());
+      }
+      SampleProgressLater();
+    }
+  }
+
+  std::string PythonHookDir() const { return options.log_layout.run_dir() + "/python"; }
+
+  // Every timeout/8 (50 to 500 ms): a hang is seen within the timeout plus that.
+  void SampleProgressLater() {
+    const auto period = std::clamp(options.hang.timeout / 8, std::chrono::milliseconds(50),
+                                   std::chrono::milliseconds(500));
+    progress_timer.expires_after(period);
+    progress_timer.async_wait([this](const boost::system::error_code& error) {
+      if (error || phase == Phase::kDone) return;
+      SampleProgress();
+      SampleProgressLater();
+    });
+  }
+
+  // The running workers' progress, to the coordinator (which looks for a hang). Not while a
+  // hang's stacks are collected: the debugger holds the workers still.
+  void SampleProgress() {
+    if (phase != Phase::kRunning || stack_collection) return;
+    const auto now = ProgressMonitor::Clock::now();
+    std::vector<RankProgress> ranks;
+    for (const Worker& worker : workers) {
+      if (!worker.alive) continue;
+      RankProgress rank;
+      rank.global_rank = worker.placement.global_rank;
+      rank.local_rank = worker.placement.local_rank;
+      rank.host = options.host;
+      progress_monitor.Sample(worker.placement.local_rank, worker.output.BytesRead(), now, rank);
+      ranks.push_back(std::move(rank));
+    }
+    if (!ranks.empty()) coordinator.ReportProgress(round, std::move(ranks));
+  }
+
+  // A hang in the job: this node's hung workers' stacks are collected, then they fail (or, with
+  // --hang_action=stacks, are only reported).
+  void OnHang(const HangFinding& finding) {
+    if (phase != Phase::kRunning || stack_collection || interrupted) return;
+    found_hang = true;
+    std::vector<StackRequest> requests;
+    std::vector<std::pair<size_t, RankProgress>> hung_here;  // worker index, its progress
+    for (const RankProgress& rank : finding.hung) {
+      const int local_rank = rank.global_rank - round.first_global_rank;
+      if (local_rank < 0 || local_rank >= options.nproc) continue;  // another node's
+      const Worker& worker = workers[static_cast<size_t>(local_rank)];
+      if (!worker.alive) continue;
+      const std::string dir = options.log_layout.WorkerDir(attempt, local_rank);
+      requests.push_back({worker.pid,
+                          finding.description + "\nrank " + std::to_string(rank.global_rank) +
+                              " (local " + std::to_string(local_rank) + ", pid " +
+                              std::to_string(worker.pid) + ") on host " + options.host,
+                          dir + "/stacks.txt", dir});
+      hung_here.emplace_back(static_cast<size_t>(local_rank), rank);
+    }
+    if (requests.empty()) {
+      log->warn("{}", finding.description);  // another node's ranks: that node collects
+      return;
+    }
+    std::fprintf(stderr, "ddprun: %s; collecting the stacks of %zu hung worker(s)\n",
+                 finding.description.c_str(), requests.size());
+    stack_collection = std::make_unique<StackCollection>(
+        io, std::move(requests), options.stacks_timeout,
+        [this, hung_here](std::vector<CollectedStacks> stacks) {
+          OnStacksCollected(hung_here, stacks);
+        });
+  }
+
+  void OnStacksCollected(const std::vector<std::pair<size_t, RankProgress>>& hung_here,
+                         const std::vector<CollectedStacks>& stacks) {
+    stack_collection.reset();
+    std::string printed;
+    for (size_t i = 0; i < hung_here.size(); ++i) {
+      printed += "ddprun: stacks of rank " + std::to_string(hung_here[i].second.global_rank) +
+                 ": " + (stacks[i].stacks_file.empty() ? "not saved" : stacks[i].stacks_file) +
+                 "\n";
+      for (size_t start = 0; start < stacks[i].excerpt.size();) {
+        const size_t end = stacks[i].excerpt.find('\n', start);
+        printed += "    " + stacks[i].excerpt.substr(start, end - start) + "\n";
+        start = end == std::string::npos ? stacks[i].excerpt.size() : end + 1;
+      }
+    }
+    (void)WriteAll(STDERR_FILENO, printed, "the hang's stacks to stderr");
+    if (stop_deferred) {
+      stop_deferred = false;
+      if (phase == Phase::kStopping) StopGroup(SIGTERM);
+      return;
+    }
+    if (phase != Phase::kRunning || options.hang.action == HangSettings::Action::kStacks) return;
+    for (size_t i = 0; i < hung_here.size(); ++i) {
+      const Worker& worker = workers[hung_here[i].first];
+      if (!worker.alive) continue;
+      failures.push_back(CaptureHangFailure(Describe(worker), DescribeStall(hung_here[i].second),
+                                            stacks[i].stacks_file, stacks[i].excerpt));
+    }
+    if (!failures.empty()) HandleFailure();
   }
 
   void OnRound(const NodeAssignment& next) {
@@ -164,6 +279,10 @@ struct WorkerGroupSupervisor::Impl {
   void StopThen(AfterStop then) {
     phase = Phase::kStopping;
     after_stop = then;
+    if (stack_collection) {  // the evidence first: the stop follows it (bounded by its timeout)
+      stop_deferred = true;
+      return;
+    }
     StopGroup(SIGTERM);
   }
 
@@ -226,6 +345,7 @@ struct WorkerGroupSupervisor::Impl {
     failures.clear();  // the report covers the round that gave up; earlier ones were restarted
     workers.clear();
     workers.resize(static_cast<size_t>(options.nproc));
+    progress_monitor.Reset(workers.size());
     log->info("starting {} worker(s) of round {}, ranks {}..{} of {}", options.nproc, round.round,
               round.first_global_rank, round.first_global_rank + options.nproc - 1,
               round.world_size);
@@ -248,7 +368,18 @@ struct WorkerGroupSupervisor::Impl {
     RETURN_IF_ERROR(layout.PrepareWorkerDir(attempt, local_rank));
     worker.error_file = layout.ErrorFile(attempt, local_rank);
     auto environment = options.environment(worker.placement, round, worker.error_file);
+    const std::string worker_dir = layout.WorkerDir(attempt, local_rank);
+    // The progress contract for any program (docs/environment.md), whether or not it is read.
+    environment["DDPRUN_PROGRESS_FILE"] = worker_dir + "/progress";
     SpawnOptions how = options.spawn;
+    if (options.hang.enabled()) {
+      ASSIGN_OR_RETURN(const int page_fd,
+                       progress_monitor.Prepare(local_rank, environment["DDPRUN_PROGRESS_FILE"]));
+      environment["DDPRUN_PROGRESS_FD"] = std::to_string(page_fd);
+      AddPythonStackHook(PythonHookDir(), worker_dir, environment);
+      how.inherited_fd = page_fd;
+      how.debuggable_by_parent = true;
+    }
     how.stdin_channel = InputOf(worker.placement);
     if (options.window_size_source >= 0) {
       how.terminal_size = TerminalSizeOf(options.window_size_source);
@@ -256,6 +387,7 @@ struct WorkerGroupSupervisor::Impl {
     ASSIGN_OR_RETURN(auto spawned, SpawnWorker(options.worker_argv, ToEnvp(environment), how));
     worker.pid = spawned.pid;
     worker.alive = true;
+    progress_monitor.Started(local_rank, ProgressMonitor::Clock::now());
     worker.output = output_router.Route(local_rank, worker.placement.global_rank, spawned, how,
                                         layout.StdoutLog(attempt, local_rank),
                                         layout.StderrLog(attempt, local_rank));
@@ -435,6 +567,7 @@ struct WorkerGroupSupervisor::Impl {
     children.cancel(ignored);
     stop_signals.cancel(ignored);
     window_changes.cancel(ignored);
+    progress_timer.cancel();
     if (input_forwarder) input_forwarder->Stop();
     group_stop.Cancel();
   }
@@ -458,5 +591,7 @@ int WorkerGroupSupervisor::Run() {
 }
 
 bool WorkerGroupSupervisor::interrupted() const { return impl_->interrupted; }
+
+bool WorkerGroupSupervisor::found_hang() const { return impl_->found_hang; }
 
 }  // namespace ddprun

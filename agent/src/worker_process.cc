@@ -68,6 +68,8 @@ struct ChildSetup {
   int controlling_terminal;       // -1: none, and the child only gets a process group of its own
   const char* cgroup_procs_file;  // null: none
   const char* working_dir;        // null: the parent's
+  int inherited_fd;               // -1: none
+  bool debuggable_by_parent;
 };
 
 // Runs in the child between fork and exec: async-signal-safe calls only. Reports a failure's
@@ -95,6 +97,11 @@ struct ChildSetup {
       ::dup2(setup.stderr_fd, STDERR_FILENO) < 0) {
     fail();
   }
+  // Its number is the parent's, above the standard streams (set up just before).
+  if (setup.inherited_fd >= 0 && ::fcntl(setup.inherited_fd, F_SETFD, 0) != 0) fail();
+  // Under Yama's ptrace_scope 1 only ancestors may attach; this names the parent, whose
+  // descendants (a debugger it starts) then may too. EINVAL where Yama is not: nothing to do.
+  if (setup.debuggable_by_parent) ::prctl(PR_SET_PTRACER, parent, 0, 0, 0);
   if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
     ReportErrnoAndExit(report_fd, ChildStep::kChangeDirectory);
   }
@@ -200,7 +207,9 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
   const ChildSetup setup{
       stdin_fd, out_theirs.get(), err_theirs.get(), stdout_terminal ? out_theirs.get() : -1,
       options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str(),
-      options.working_dir.empty() ? nullptr : options.working_dir.c_str()};
+      options.working_dir.empty() ? nullptr : options.working_dir.c_str(),
+      options.inherited_fd,
+      options.debuggable_by_parent};
   // Everything the child needs is prepared before fork: it may not allocate.
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_envp = CStrings(envp);

@@ -15,12 +15,14 @@ bool SameFailure(const WorkerFailure& a, const WorkerFailure& b) {
 }
 
 int ExitStatusOf(const WorkerFailure& failure) {
+  if (!failure.hang.empty()) return 1;  // ddprun's signals ended it: they are not its status
   if (failure.term_signal) return 128 + *failure.term_signal;
   if (failure.exit_code) return *failure.exit_code;
   return 1;  // could not be started
 }
 
 std::string DescribeExit(const WorkerFailure& failure) {
+  if (!failure.hang.empty()) return "hung: " + failure.hang;
   if (failure.term_signal) {
     return "signal " + SignalName(*failure.term_signal) + " (" +
            std::to_string(*failure.term_signal) + ")";

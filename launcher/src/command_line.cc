@@ -24,6 +24,7 @@
 #include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/rendezvous_conf.h"
 #include "exported_environment.h"
+#include "hang_options.h"
 #include "host_list.h"
 #include "torchrun_compat_options.h"
 
@@ -65,6 +66,7 @@ struct RawOptions {
   std::string local_addr;
   bool version = false;
   TorchrunCompatOptions compat;
+  HangOptions hang;
   // Submitting to the daemons of many hosts.
   std::string hosts;
   std::string hostfile;
@@ -307,6 +309,7 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
                  "NONE, or NAME,NAME=value,... (after ALL, or alone)")
       ->capture_default_str();
   DefineTorchrunCompatOptions(app, raw.compat);
+  DefineHangOptions(app, raw.hang);
 }
 
 // `args` without the options named in `names` (any of their spellings) and their values.
@@ -404,6 +407,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   }
   config.max_restarts = raw.max_restarts;
   RETURN_IF_ERROR(ResolveRendezvous(raw, config));
+  RETURN_IF_ERROR(ResolveHangOptions(raw.hang, config.rdzv_settings.hang));
   if (raw.monitor_interval < 0 || std::isnan(raw.monitor_interval)) {
     return InvalidArgumentError("--monitor_interval must be 0 or more");
   }

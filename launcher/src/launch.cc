@@ -200,6 +200,7 @@ int Launch(const LaunchConfig& config) {
   }
   options.log_layout = std::move(layout).value();
   options.shutdown_timeout = config.shutdown_timeout;
+  options.hang = config.rdzv_settings.hang;
   if (cgroup) options.spawn.cgroup_procs_file = cgroup->procs_file();
   SetUpTerminalsAndInput(config, options);
   options.end_leftovers = [&leftovers](const std::vector<pid_t>& running_workers) {
@@ -233,14 +234,21 @@ int Launch(const LaunchConfig& config) {
 
   int status = 0;
   bool interrupted = false;
+  bool found_hang = false;
   {
     WorkerGroupSupervisor supervisor(io, std::move(options));
     status = supervisor.Run();
     interrupted = supervisor.interrupted();
+    found_hang = supervisor.found_hang();
   }
   node.coordinator.reset();  // closes this node's session
   // A failed run keeps its error files: the failure report points at them.
   if (status != 0 && temporary_logs) temporary_logs->Keep();
+  // So does a run that hung, even if a restart then succeeded: its stacks are there.
+  if (found_hang && temporary_logs) {
+    temporary_logs->Keep();
+    std::fprintf(stderr, "ddprun: the hang's stacks are kept in %s\n", log_dir.c_str());
+  }
   RendezvousServer* server = node.server.get();
   if (config.multi_node && server != nullptr && !server->Idle()) {
     // The other nodes still need the rendezvous: after this node left (a signal), until the job

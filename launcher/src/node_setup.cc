@@ -66,7 +66,8 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
   GetLogger("launcher")
       ->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
              config.nproc_per_node, job.store_address, master_port);
-  setup.coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts);
+  setup.coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts,
+                                                       config.rdzv_settings.hang);
   return setup;
 }
 

@@ -73,11 +73,14 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
 }
 
 Status JobRegistry::Heartbeat(const std::string& job_id, const std::string& node_id,
-                              RendezvousTime now) {
+                              RendezvousTime now, const std::optional<NodeProgress>& progress,
+                              std::vector<RoutedEvent>& events) {
   MutexLock lock(mu_);
   JobRounds* job = Find(job_id);
   if (job == nullptr) return NotFoundError("job '" + job_id + "' is unknown; join it first");
-  return job->Heartbeat(node_id, now);
+  Status status = job->Heartbeat(node_id, now, progress);
+  Drain(job_id, *job, now, events);
+  return status;
 }
 
 void JobRegistry::Update(const std::string& job_id, RendezvousTime now,

@@ -125,7 +125,8 @@ Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& runni
   return Status::Ok();
 }
 
-Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now) {
+Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now,
+                            const std::optional<NodeProgress>& progress) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) {
     return NotFoundError("node " + node_id +
@@ -133,7 +134,34 @@ Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now) {
   }
   it->second.last_heartbeat = now;
   it->second.disconnected_at.reset();
+  const bool member = std::find(members_.begin(), members_.end(), node_id) != members_.end();
+  if (progress && state_ == State::kRunning && progress->round == round_ && member) {
+    it->second.progress = progress;
+    it->second.progress_at = now;
+    for (RankProgress& rank : it->second.progress->ranks) rank.host = it->second.description.host;
+    LookForHang();
+  }
   return Status::Ok();
+}
+
+void JobRounds::LookForHang() {
+  if (!settings_.hang.enabled()) return;
+  std::vector<RankProgress> ranks;
+  for (const std::string& id : members_) {
+    auto it = nodes_.find(id);
+    if (it == nodes_.end() || !it->second.progress || it->second.progress->round != round_) {
+      return;  // a member not heard from yet: its ranks' progress is unknown
+    }
+    if (succeeded_.contains(id)) continue;  // its workers are done
+    const auto& own = it->second.progress->ranks;
+    ranks.insert(ranks.end(), own.begin(), own.end());
+  }
+  auto finding = FindHang(ranks, settings_.hang);
+  if (!finding || !hang_latch_.Admit(*finding)) return;
+  for (const std::string& id : members_) {
+    events_.push_back(
+        NodeEvent{id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt, *finding});
+  }
 }
 
 void JobRounds::Leave(const std::string& node_id, RendezvousTime now) {
@@ -170,7 +198,9 @@ void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
   const std::string description = DescribeFailure(failure);
   last_failure_ = description;
   last_worker_failure_ = failure;
-  if (restarts_used_ < settings_.max_restarts) {
+  const bool final_hang =
+      !failure.hang.empty() && settings_.hang.action == HangSettings::Action::kFail;
+  if (!final_hang && restarts_used_ < settings_.max_restarts) {
     ++restarts_used_;
     StartNextRound("worker failure: " + description + " (restart " +
                        std::to_string(restarts_used_) + " of " +
@@ -248,17 +278,26 @@ std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
   for (size_t rank = 0; rank < members_.size(); ++rank) {
     auto it = nodes_.find(members_[rank]);
     if (it == nodes_.end()) continue;  // not back yet after a server restart
-    snapshots.push_back(
-        {it->second.description, static_cast<int>(rank), first_global_rank,
-         std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.last_heartbeat),
-         succeeded_.contains(members_[rank])});
+    NodeSnapshot snapshot{
+        it->second.description, static_cast<int>(rank), first_global_rank,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.last_heartbeat),
+        succeeded_.contains(members_[rank]),
+        {}};
+    if (it->second.progress && it->second.progress->round == round_) {
+      const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(
+          now - it->second.progress_at);
+      snapshot.progress = it->second.progress->ranks;
+      for (RankProgress& rank_progress : snapshot.progress) rank_progress.idle += since;
+    }
+    snapshots.push_back(std::move(snapshot));
     first_global_rank += it->second.description.nproc;
   }
   for (const auto& [id, node] : nodes_) {
     if (std::find(members_.begin(), members_.end(), id) != members_.end()) continue;
     snapshots.push_back(
         {node.description, -1, 0,
-         std::chrono::duration_cast<std::chrono::milliseconds>(now - node.last_heartbeat), false});
+         std::chrono::duration_cast<std::chrono::milliseconds>(now - node.last_heartbeat), false,
+         {}});
   }
   return snapshots;
 }
@@ -330,7 +369,11 @@ void JobRounds::CompleteRound() {
     members_.push_back(node->description.node_id);
     world_size += node->description.nproc;
   }
-  for (auto& [id, node] : nodes_) node.previous_group_rank.reset();
+  for (auto& [id, node] : nodes_) {
+    node.previous_group_rank.reset();
+    node.progress.reset();
+  }
+  hang_latch_.Reset();
 
   state_ = State::kRunning;
   formed_a_round_ = true;
@@ -343,7 +386,7 @@ void JobRounds::CompleteRound() {
     Node& node = nodes_.at(members_[rank]);
     node.joined = false;
     node.previous_group_rank = static_cast<int>(rank);
-    NodeEvent event{members_[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt};
+    NodeEvent event{members_[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt, {}};
     event.assignment = {round_,
                         static_cast<int>(rank),
                         static_cast<int>(members_.size()),
@@ -400,7 +443,7 @@ void JobRounds::FailJob(const std::string& reason, int exit_status,
 
 void JobRounds::Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
                      int exit_status, const std::optional<WorkerFailure>& failure) {
-  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status, failure});
+  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status, failure, {}});
 }
 
 }  // namespace ddprun

@@ -1,6 +1,8 @@
 // Conversions between the plain types and the protocol's messages; see proto_conversions.h.
 #include "proto_conversions.h"
 
+#include <algorithm>
+
 namespace ddprun {
 
 void ToProto(const WorkerFailure& failure, v1::WorkerFailure& out) {
@@ -10,6 +12,8 @@ void ToProto(const WorkerFailure& failure, v1::WorkerFailure& out) {
   out.set_pid(failure.pid);
   if (!failure.spawn_error.empty()) {
     out.set_spawn_error(failure.spawn_error);
+  } else if (!failure.hang.empty()) {
+    out.set_hang(failure.hang);
   } else if (failure.term_signal) {
     out.set_term_signal(*failure.term_signal);
   } else if (failure.exit_code) {
@@ -37,6 +41,9 @@ WorkerFailure FromProto(const v1::WorkerFailure& failure) {
     case v1::WorkerFailure::kSpawnError:
       out.spawn_error = failure.spawn_error();
       break;
+    case v1::WorkerFailure::kHang:
+      out.hang = failure.hang();
+      break;
     case v1::WorkerFailure::ENDING_NOT_SET:
       break;
   }
@@ -53,6 +60,9 @@ void ToProto(const RendezvousSettings& settings, v1::JobSettings& out) {
   out.set_join_timeout_ms(settings.join_timeout.count());
   out.set_last_call_timeout_ms(settings.last_call_timeout.count());
   out.set_heartbeat_timeout_ms(settings.heartbeat_timeout.count());
+  out.set_hang_timeout_ms(settings.hang.timeout.count());
+  out.set_hang_first_timeout_ms(settings.hang.first_timeout.count());
+  out.set_hang_action(HangActionName(settings.hang.action));
 }
 
 RendezvousSettings FromProto(const v1::JobSettings& settings) {
@@ -69,6 +79,34 @@ RendezvousSettings FromProto(const v1::JobSettings& settings) {
   if (settings.heartbeat_timeout_ms() > 0) {
     out.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms());
   }
+  out.hang.timeout = std::chrono::milliseconds(std::max<int64_t>(0, settings.hang_timeout_ms()));
+  out.hang.first_timeout =
+      std::chrono::milliseconds(std::max<int64_t>(0, settings.hang_first_timeout_ms()));
+  out.hang.action = ParseHangAction(settings.hang_action()).value_or(HangSettings::Action::kRestart);
+  return out;
+}
+
+void ToProto(const RankProgress& rank, v1::RankProgress& out) {
+  out.set_global_rank(rank.global_rank);
+  out.set_local_rank(rank.local_rank);
+  out.set_host(rank.host);
+  out.set_step(rank.step);
+  out.set_collectives(rank.collectives);
+  out.set_in_collective(rank.in_collective);
+  out.set_progressed(rank.progressed);
+  out.set_idle_ms(rank.idle.count());
+}
+
+RankProgress FromProto(const v1::RankProgress& rank) {
+  RankProgress out;
+  out.global_rank = rank.global_rank();
+  out.local_rank = rank.local_rank();
+  out.host = rank.host();
+  out.step = rank.step();
+  out.collectives = rank.collectives();
+  out.in_collective = rank.in_collective();
+  out.progressed = rank.progressed();
+  out.idle = std::chrono::milliseconds(std::max<int64_t>(0, rank.idle_ms()));
   return out;
 }
 
@@ -124,12 +162,18 @@ v1::ServerEvent ToProto(const NodeEvent& event) {
         ToProto(*event.failure, *proto.mutable_job_failed()->mutable_root_cause());
       }
       break;
+    case NodeEvent::Type::kHang:
+      proto.mutable_hang()->set_description(event.hang.description);
+      for (const RankProgress& rank : event.hang.hung) {
+        ToProto(rank, *proto.mutable_hang()->add_hung());
+      }
+      break;
   }
   return proto;
 }
 
 NodeEvent FromProto(const v1::ServerEvent& proto) {
-  NodeEvent event{"", NodeEvent::Type::kRestart, {}, "", 1, std::nullopt};
+  NodeEvent event{"", NodeEvent::Type::kRestart, {}, "", 1, std::nullopt, {}};
   switch (proto.kind_case()) {
     case v1::ServerEvent::kRoundReady: {
       const auto& ready = proto.round_ready();
@@ -159,6 +203,11 @@ NodeEvent FromProto(const v1::ServerEvent& proto) {
         event.failure = FromProto(proto.job_failed().root_cause());
       }
       break;
+    case v1::ServerEvent::kHang:
+      event.type = NodeEvent::Type::kHang;
+      event.hang.description = proto.hang().description();
+      for (const auto& rank : proto.hang().hung()) event.hang.hung.push_back(FromProto(rank));
+      break;
     case v1::ServerEvent::KIND_NOT_SET:
       event.reason = "the rendezvous server sent an empty event";
       break;
@@ -187,6 +236,7 @@ void ToProto(const JobSnapshot& job, v1::JobStatus& out) {
     node_out->set_heartbeat_age_ms(node.heartbeat_age.count());
     const bool running = node.group_rank >= 0 && job.state == "running";
     node_out->set_state(node.succeeded ? "succeeded" : running ? "running" : "waiting");
+    for (const RankProgress& rank : node.progress) ToProto(rank, *node_out->add_progress());
   }
 }
 
@@ -209,6 +259,7 @@ JobSnapshot FromProto(const v1::JobStatus& proto) {
     snapshot.first_global_rank = node.first_global_rank();
     snapshot.heartbeat_age = std::chrono::milliseconds(node.heartbeat_age_ms());
     snapshot.succeeded = node.state() == "succeeded";
+    for (const auto& rank : node.progress()) snapshot.progress.push_back(FromProto(rank));
     job.nodes.push_back(std::move(snapshot));
   }
   return job;

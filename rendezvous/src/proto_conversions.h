@@ -18,6 +18,9 @@ WorkerFailure FromProto(const v1::WorkerFailure& failure);
 void ToProto(const RendezvousSettings& settings, v1::JobSettings& out);
 RendezvousSettings FromProto(const v1::JobSettings& settings);
 
+void ToProto(const RankProgress& rank, v1::RankProgress& out);
+RankProgress FromProto(const v1::RankProgress& rank);
+
 void ToProto(const NodeDescription& node, v1::NodeDescription& out);
 NodeDescription FromProto(const v1::NodeDescription& node);
 

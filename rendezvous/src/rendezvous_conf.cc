@@ -15,7 +15,9 @@ Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
       {"join_timeout", &settings.join_timeout},
       {"last_call_timeout", &settings.last_call_timeout},
       {"heartbeat_timeout", &settings.heartbeat_timeout},
-      {"close_timeout", &settings.close_timeout}};
+      {"close_timeout", &settings.close_timeout},
+      {"hang_timeout", &settings.hang.timeout},
+      {"hang_first_timeout", &settings.hang.first_timeout}};
   const std::set<std::string> torchrun_only = {"keep_alive_interval",
                                                "keep_alive_max_attempt",
                                                "timeout",
@@ -40,7 +42,8 @@ Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
     if (field == durations.end()) {
       return InvalidArgumentError("--rdzv_conf: unknown key '" + key +
                                   "'; ddprun knows join_timeout, last_call_timeout, "
-                                  "heartbeat_timeout and close_timeout (seconds)");
+                                  "heartbeat_timeout, close_timeout, hang_timeout and "
+                                  "hang_first_timeout (seconds)");
     }
     const auto duration = ParseSeconds(value);
     if (!duration || duration->count() == 0) {

@@ -61,6 +61,9 @@ struct SessionClient::Impl {
   std::deque<v1::AgentMessage> outbox GUARDED_BY(mu);
   std::optional<RunningRound> running GUARDED_BY(mu);
   std::optional<v1::AgentMessage> report GUARDED_BY(mu);  // the running round's last report
+  // The newest progress heartbeat not sent yet: a newer one replaces it, so a broken stream
+  // never piles them up.
+  std::optional<v1::AgentMessage> progress GUARDED_BY(mu);
   bool closing GUARDED_BY(mu) = false;
   bool leaving GUARDED_BY(mu) = false;
   std::chrono::milliseconds leave_grace GUARDED_BY(mu){0};
@@ -201,7 +204,9 @@ struct SessionClient::Impl {
     while (true) {
       MutexLock lock(mu);
       cv.wait_until(lock, next_heartbeat,
-                    [this]() REQUIRES(mu) { return closing || stream_ended || !outbox.empty(); });
+                    [this]() REQUIRES(mu) {
+                      return closing || stream_ended || !outbox.empty() || progress.has_value();
+                    });
       if (stream_ended) return;
       if (closing) {
         if (!leaving) return;
@@ -216,6 +221,11 @@ struct SessionClient::Impl {
       }
       std::deque<v1::AgentMessage> batch;
       batch.swap(outbox);
+      if (progress) {
+        batch.push_back(std::move(*progress));
+        progress.reset();
+        next_heartbeat = SteadyClock::now() + options.heartbeat_interval;  // it is one
+      }
       lock.unlock();
       for (const auto& message : batch) {
         if (!stream.Write(message)) return;
@@ -273,6 +283,18 @@ void SessionClient::ReportFailure(int64_t round, const WorkerFailure& failure, i
   ToProto(failure, *failed->mutable_failure());
   failed->set_exit_status(exit_status);
   impl_->Report(std::move(message));
+}
+
+void SessionClient::ReportProgress(int64_t round, const std::vector<RankProgress>& ranks) {
+  v1::AgentMessage message;
+  auto* heartbeat = message.mutable_heartbeat();
+  heartbeat->set_round(round);
+  for (const RankProgress& rank : ranks) ToProto(rank, *heartbeat->add_progress());
+  {
+    MutexLock lock(impl_->mu);
+    impl_->progress = std::move(message);
+  }
+  impl_->cv.notify_all();
 }
 
 void SessionClient::ReportSuccess(int64_t round) {

@@ -117,14 +117,24 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
   }
   const auto& [job_id, node_id] = *session.key;
   switch (message.kind_case()) {
-    case v1::AgentMessage::kHeartbeat:
-      if (!registry_.Heartbeat(job_id, node_id, now).ok()) {
+    case v1::AgentMessage::kHeartbeat: {
+      std::optional<NodeProgress> progress;
+      const auto& heartbeat = message.heartbeat();
+      if (heartbeat.progress_size() > 0) {
+        progress.emplace();
+        progress->round = heartbeat.round();
+        for (const auto& rank : heartbeat.progress()) progress->ranks.push_back(FromProto(rank));
+      }
+      if (!registry_.Heartbeat(job_id, node_id, now, progress, events).ok()) {
         v1::ServerEvent lost;
         lost.mutable_restart()->set_reason(
             "this node was declared lost (no heartbeat in time); stop the workers and join again");
         session.Push(std::move(lost));
+        return grpc::Status::OK;
       }
-      return grpc::Status::OK;
+      if (events.empty()) return grpc::Status::OK;
+      break;
+    }
     case v1::AgentMessage::kWorkerFailed:
       registry_.WorkerFailed(job_id, node_id, message.worker_failed().round(),
                              FromProto(message.worker_failed().failure()),

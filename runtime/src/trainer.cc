@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "ddp/progress.h"
 #include "ddprun/base/status_macros.h"
 #include "device_errors.h"
 
@@ -147,6 +148,7 @@ ddprun::Result<TrainingResult> Train(ProcessGroup& group, nn::Module& model, con
       RETURN_IF_ERROR(optimizer->Step());
       at = end;
       ++step;
+      ReportStep(step);
       result.last_loss = loss.value;
       const bool epoch_done = at >= indices.size();
       if (checkpoints && options.checkpoint_every > 0 && step % options.checkpoint_every == 0) {

@@ -1,7 +1,11 @@
 // ddp::Work; see work.h.
 #include "ddp/work.h"
 
+#include "ddp/progress.h"
+
 namespace ddp {
+
+Work::Work() { progress_internal::CollectiveIssued(); }
 
 ddprun::Status Work::Wait(std::chrono::milliseconds timeout) {
   ddprun::MutexLock lock(mu_);
@@ -26,6 +30,7 @@ void Work::Complete(ddprun::Status status) {
     if (result_) return;
     result_ = std::move(status);
   }
+  progress_internal::CollectiveCompleted();
   done_cv_.notify_all();
 }
 

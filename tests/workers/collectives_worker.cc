@@ -8,7 +8,14 @@
 //                    middle of its third one. The others print "failed after <ms> ms: <error>"
 //                    and exit 3 (or "no failure" and exit 0)
 //   init             create the process group; print "ready", or "error: <message>" and exit 2
+//   train STEPS HOW RANK [STEP_MS]
+//                    STEPS steps of a 4 KiB all_reduce (ddp::ReportStep each), STEP_MS apart.
+//                    In the first attempt (TORCHELASTIC_RESTART_COUNT 0) rank RANK stops at step
+//                    STEPS/2 as HOW says: "pause" (blocked in StuckInUserCode, a function the
+//                    stacks must name), "stop" (SIGSTOP to itself) or "none". Prints
+//                    "done <steps> steps" at the end
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -17,6 +24,7 @@
 #include <vector>
 
 #include "ddp/process_group.h"
+#include "ddp/progress.h"
 #include "support/collective_checks.h"
 
 namespace {
@@ -57,6 +65,40 @@ int Die(ddp::ProcessGroup& group, int victim) {
 
 }  // namespace
 
+// Outside the anonymous namespace, never inlined: the hang tests look for its name in the stacks.
+[[gnu::noinline]] void StuckInUserCode() {
+  std::printf("rank stuck in StuckInUserCode\n");
+  while (true) ::pause();
+}
+
+namespace {
+
+int Train(ddp::ProcessGroup& group, int64_t steps, const std::string& how, int victim,
+          int step_ms) {
+  ddp::Communicator& comm = *group.communicator().value();
+  std::vector<float> data(1024, 1.0f);
+  const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const bool first_attempt = restarts == nullptr || std::string(restarts) == "0";
+  for (int64_t step = 1; step <= steps; ++step) {
+    if (first_attempt && group.rank() == victim && step == steps / 2) {
+      if (how == "pause") StuckInUserCode();
+      if (how == "stop") ::raise(SIGSTOP);
+    }
+    if (auto status = comm.AllReduce(ddp::CpuTensor(data.data(), data.size()), ddp::ReduceOp::kMax);
+        !status.ok()) {
+      std::printf("failed at step %lld: %s\n", static_cast<long long>(step),
+                  status.message().c_str());
+      return 3;
+    }
+    ddp::ReportStep(step);
+    if (step_ms > 0) ::usleep(static_cast<useconds_t>(step_ms) * 1000);
+  }
+  std::printf("done %lld steps\n", static_cast<long long>(steps));
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string mode = argc > 1 ? argv[1] : "";
@@ -71,6 +113,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "check") return Check(*group.value());
   if (mode == "die" && argc > 2) return Die(*group.value(), std::atoi(argv[2]));
+  if (mode == "train" && argc > 4) {
+    return Train(*group.value(), std::atoll(argv[2]), argv[3], std::atoi(argv[4]),
+                 argc > 5 ? std::atoi(argv[5]) : 0);
+  }
   std::fprintf(stderr, "collectives_worker: unknown mode '%s'\n", mode.c_str());
   return 64;
 }

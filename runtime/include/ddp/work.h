@@ -14,6 +14,8 @@ namespace ddp {
 class Work {
  public:
   static constexpr std::chrono::milliseconds kForever = std::chrono::milliseconds::max();
+  // Every Work is one collective started; Complete counts it finished (ddp/progress.h).
+  Work();
   virtual ~Work() = default;
 
   // Blocks until the operation has completed, then returns its result: OK, or the error that

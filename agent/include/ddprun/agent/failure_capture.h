@@ -28,6 +28,11 @@ inline constexpr size_t kErrorFileLimit = 64 << 10;
 // The worker exited with `wait_status` (from waitpid), not by success.
 WorkerFailure CaptureExitFailure(const FailedWorker& worker, int wait_status);
 
+// The worker hung and is about to be stopped: `stall` says how (DescribeStall), and its stacks
+// were saved in `stacks_file` (empty: nowhere), whose innermost frames are `excerpt`.
+WorkerFailure CaptureHangFailure(const FailedWorker& worker, const std::string& stall,
+                                 const std::string& stacks_file, const std::string& excerpt);
+
 // The worker could not be started at all: `error` says why.
 WorkerFailure CaptureSpawnFailure(const FailedWorker& worker, const Status& error);
 

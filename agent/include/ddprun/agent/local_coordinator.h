@@ -1,5 +1,6 @@
 // LocalCoordinator: the RoundCoordinator of a single-node job. Every round has the one node;
-// a failure restarts the group while the node's restart budget lasts (RestartPolicy).
+// a failure restarts the group while the node's restart budget lasts (RestartPolicy), and the
+// node's progress is the whole job's, in which it looks for hangs.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -12,12 +13,14 @@ namespace ddprun {
 class LocalCoordinator final : public RoundCoordinator {
  public:
   // `first_round`: the assignment of round 0 (ranks, world size, master address and port).
-  LocalCoordinator(boost::asio::io_context& io, NodeAssignment first_round, int max_restarts);
+  LocalCoordinator(boost::asio::io_context& io, NodeAssignment first_round, int max_restarts,
+                   HangSettings hang = {});
 
   void Start(RoundEvents events) override;
   void JoinNextRound() override;
   void ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                      int exit_status) override;
+  void ReportProgress(const NodeAssignment& round, std::vector<RankProgress> ranks) override;
   void ReportSuccess(const NodeAssignment& round) override;
   void Leave() override {}
   int max_restarts() const override { return policy_.max_restarts(); }
@@ -26,6 +29,8 @@ class LocalCoordinator final : public RoundCoordinator {
   boost::asio::io_context& io_;
   NodeAssignment round_;
   RestartPolicy policy_;
+  const HangSettings hang_;
+  HangLatch hang_latch_;  // of the current round
   RoundEvents events_;
 };
 

@@ -14,6 +14,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,8 @@ class OutputPump : public std::enable_shared_from_this<OutputPump> {
   void Finish();
   // A terminal's new size (the window was resized); nothing for a pipe.
   void Resize(const TerminalSize& size);
+  // Bytes read from the worker so far (--hang_progress=output counts them as progress).
+  uint64_t bytes_read() const { return bytes_read_; }
 
  private:
   void ReadSome();
@@ -70,6 +73,7 @@ class OutputPump : public std::enable_shared_from_this<OutputPump> {
   bool reading_ = false;    // an async read is pending
   bool finishing_ = false;  // Finish() was called
   bool closed_ = false;
+  uint64_t bytes_read_ = 0;
 };
 
 }  // namespace ddprun

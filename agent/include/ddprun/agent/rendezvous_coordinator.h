@@ -20,6 +20,7 @@ class RendezvousCoordinator final : public RoundCoordinator {
   void JoinNextRound() override;
   void ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                      int exit_status) override;
+  void ReportProgress(const NodeAssignment& round, std::vector<RankProgress> ranks) override;
   void ReportSuccess(const NodeAssignment& round) override;
   void Leave() override;
   int max_restarts() const override { return options_.settings.max_restarts; }

@@ -13,7 +13,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "ddprun/base/hang_finder.h"
 #include "ddprun/base/worker_failure.h"
 #include "ddprun/rendezvous/round_types.h"
 
@@ -32,6 +34,9 @@ struct RoundEvents {
   std::function<void(const std::string& reason, int exit_status,
                      const std::optional<WorkerFailure>& root_cause)>
       on_job_failed;
+  // A hang was found (hang_finder.h): the node collects the stacks of its hung ranks, then
+  // stops and reports them as failed, or only reports (--hang_action=stacks).
+  std::function<void(const HangFinding& finding)> on_hang;
 };
 
 class RoundCoordinator {
@@ -42,9 +47,14 @@ class RoundCoordinator {
   // After on_restart, once the workers have stopped.
   virtual void JoinNextRound() = 0;
   // A worker failed in `round`: `failure` is the node's first of the round, the job's root cause
-  // if it is the first anywhere. The answer is on_restart or on_job_failed.
+  // if it is the first anywhere. The answer is on_restart or on_job_failed (always the latter for
+  // a hang under --hang_action=fail).
   virtual void ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                              int exit_status) = 0;
+  // This node's running ranks' progress, sampled while hang detection is on. The coordinator
+  // looks for a hang in the whole job's: the node's own (LocalCoordinator), or every node's, at
+  // the server (RendezvousCoordinator). A hang found is on_hang, once per stall.
+  virtual void ReportProgress(const NodeAssignment& round, std::vector<RankProgress> ranks) = 0;
   // Every worker of this node exited 0 in `round`.
   virtual void ReportSuccess(const NodeAssignment& round) = 0;
   // The node is leaving (the agent got a stop signal). No event follows.

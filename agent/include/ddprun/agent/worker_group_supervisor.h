@@ -14,6 +14,10 @@
 // - SIGINT, SIGTERM, SIGHUP or SIGQUIT to the agent: forwarded to every worker, the node leaves
 //   the job, then the same bounded stop; Run returns 128 + signal. A second signal sends SIGKILL
 //   at once.
+// - A hang (hang detection on: hang_finder.h; the coordinator finds it in the progress the
+//   supervisor samples, ProgressMonitor): the stacks of this node's hung workers are collected
+//   first (StackCollector) and printed; then, unless --hang_action=stacks, the hung workers are
+//   failures like any other (the same bounded stop, a restart within max_restarts).
 // - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
 //   kernel) is abandoned with an error in the log, never waited for forever.
 //
@@ -53,6 +57,9 @@ struct SupervisorOptions {
   RunLogLayout log_layout{""};  // required: RunLogLayout::Claim
   std::chrono::milliseconds shutdown_timeout{30'000};
   std::chrono::milliseconds kill_timeout{5'000};
+  HangSettings hang;  // off unless hang.timeout > 0
+  // How long collecting one hung worker's stacks may take.
+  std::chrono::milliseconds stacks_timeout{20'000};
   std::string host;
   // How each worker is started: its output channels (pipes or terminals, of which size), the
   // job's cgroup. Its stdin_channel is decided per worker from `input`.
@@ -87,6 +94,8 @@ class WorkerGroupSupervisor {
   int Run();
   // After Run: whether a stop signal ended it.
   bool interrupted() const;
+  // After Run: whether a hang was found (its stacks are in the run's log directory).
+  bool found_hang() const;
 
  private:
   struct Impl;

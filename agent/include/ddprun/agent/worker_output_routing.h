@@ -60,6 +60,11 @@ struct WorkerOutput {
     if (stdout_pump) stdout_pump->Finish();
     if (stderr_pump) stderr_pump->Finish();
   }
+  // Bytes read from both streams so far.
+  uint64_t BytesRead() const {
+    return (stdout_pump ? stdout_pump->bytes_read() : 0) +
+           (stderr_pump ? stderr_pump->bytes_read() : 0);
+  }
   // The window was resized: so are the worker's terminals.
   void Resize(const TerminalSize& size) {
     if (stdout_pump) stdout_pump->Resize(size);

@@ -52,6 +52,11 @@ struct SpawnOptions {
   std::string cgroup_procs_file;
   // When not empty: the directory the program starts in (else this process's).
   std::string working_dir;
+  // When >= 3: a descriptor the worker keeps open, at the same number (the progress page).
+  int inherited_fd = -1;
+  // Lets this process's descendants (a debugger collecting stacks) attach to the worker where
+  // the kernel allows only ancestors to (Yama ptrace_scope 1).
+  bool debuggable_by_parent = false;
 };
 
 // Sets the size of a terminal whose master is `master_fd` (its session gets SIGWINCH).

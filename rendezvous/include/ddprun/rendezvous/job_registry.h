@@ -32,7 +32,9 @@ class JobRegistry {
               const NodeDescription& node, const std::optional<RunningRound>& running,
               RendezvousTime now, std::vector<RoutedEvent>& events);
   // NOT_FOUND when the job or the node is unknown (a lost node must join again).
-  Status Heartbeat(const std::string& job_id, const std::string& node_id, RendezvousTime now);
+  // `progress` rides on the heartbeat; a hang it reveals is in `events`.
+  Status Heartbeat(const std::string& job_id, const std::string& node_id, RendezvousTime now,
+                   const std::optional<NodeProgress>& progress, std::vector<RoutedEvent>& events);
   void WorkerFailed(const std::string& job_id, const std::string& node_id, int64_t round,
                     const WorkerFailure& failure, int exit_status, RendezvousTime now,
                     std::vector<RoutedEvent>& events);

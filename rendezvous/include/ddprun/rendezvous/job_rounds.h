@@ -44,7 +44,12 @@ class JobRounds {
   // and joins the next round.
   Status Resume(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   // NOT_FOUND when the node is not part of the job (it was declared lost: it must Join again).
-  Status Heartbeat(const std::string& node_id, RendezvousTime now);
+  // `progress`: its ranks' progress (hang detection on). Once every member of the running round
+  // has sent its own, the whole job's is searched for a hang (FindHang, on the idle times the
+  // agents measured: no clock is compared across hosts); a hang found is kHang to every member,
+  // once per stall.
+  Status Heartbeat(const std::string& node_id, RendezvousTime now,
+                   const std::optional<NodeProgress>& progress = std::nullopt);
   // The node leaves on purpose (its agent got SIGTERM): like a lost node, without the wait.
   void Leave(const std::string& node_id, RendezvousTime now);
   // The node's stream ended without a Leave: its agent died, or the network broke. A live agent
@@ -53,7 +58,8 @@ class JobRounds {
   static constexpr std::chrono::milliseconds kReconnectGrace{1'000};
   // A worker on the node failed in round `round` (stale reports of older rounds are ignored).
   // `exit_status` is what every agent exits with if the failure ends the job. The restart or
-  // job-failed events that follow carry `failure`.
+  // job-failed events that follow carry `failure`. A hang under hang_action=fail is never
+  // restarted.
   void WorkerFailed(const std::string& node_id, int64_t round, const WorkerFailure& failure,
                     int exit_status, RendezvousTime now);
   // Every worker of the node exited 0 in round `round`.
@@ -87,6 +93,8 @@ class JobRounds {
     RendezvousTime joined_at;
     bool joined = false;  // has asked for the next round
     std::optional<int> previous_group_rank;
+    std::optional<NodeProgress> progress;  // the last its agent sent
+    RendezvousTime progress_at;            // when
   };
 
   Status ValidateNode(const NodeDescription& node) const;
@@ -95,6 +103,8 @@ class JobRounds {
   // Fills the node's slot of a round adopted from the nodes that ran it.
   Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   void MaybeCompleteRound(RendezvousTime now);
+  // Searches the running round's progress for a hang; emits kHang for a new one.
+  void LookForHang();
   void CompleteRound();
   // Ends the running round: members must stop their workers and join again.
   // `failure`: the worker failure that caused it, if one did.
@@ -121,6 +131,7 @@ class JobRounds {
   std::set<std::string> expected_;                  // nodes the forming round waits for
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
+  HangLatch hang_latch_;  // of the running round
   std::vector<NodeEvent> events_;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/base/hang_finder.h"
 #include "ddprun/base/worker_failure.h"
 
 namespace ddprun {
@@ -25,6 +26,7 @@ struct RendezvousSettings {
   // Agent side: how long the agent that hosts the embedded server keeps serving after the job
   // ended, so that every other node learns the outcome.
   std::chrono::milliseconds close_timeout{5'000};
+  HangSettings hang;  // --hang_timeout and its kin
 };
 
 struct NodeDescription {
@@ -55,7 +57,7 @@ struct RunningRound {
 };
 
 struct NodeEvent {
-  enum class Type { kRoundReady, kRestart, kJobComplete, kJobFailed };
+  enum class Type { kRoundReady, kRestart, kJobComplete, kJobFailed, kHang };
   std::string node_id;
   Type type;
   NodeAssignment assignment;  // kRoundReady
@@ -63,6 +65,13 @@ struct NodeEvent {
   int exit_status = 1;        // kJobFailed: what every agent exits with
   // kRestart, kJobFailed: the worker failure behind it, when one is (not for a lost node).
   std::optional<WorkerFailure> failure;
+  HangFinding hang;  // kHang
+};
+
+// A node's ranks' progress in a round, as its agent sampled it.
+struct NodeProgress {
+  int64_t round = 0;
+  std::vector<RankProgress> ranks;
 };
 
 // One node as `ddprun status` shows it.
@@ -72,6 +81,7 @@ struct NodeSnapshot {
   int first_global_rank = 0;
   std::chrono::milliseconds heartbeat_age{0};
   bool succeeded = false;
+  std::vector<RankProgress> progress;  // its ranks' (hang detection on); idle as of the snapshot
 };
 
 // One job as `ddprun status` shows it.

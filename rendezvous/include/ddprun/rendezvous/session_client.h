@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddprun/base/client_security.h"
 #include "ddprun/base/status.h"
@@ -53,6 +54,9 @@ class SessionClient {
   void SetRunning(std::optional<RunningRound> running);
   void ReportFailure(int64_t round, const WorkerFailure& failure, int exit_status);
   void ReportSuccess(int64_t round);
+  // The node's ranks' progress in `round`: sent at once as a heartbeat (a newer one not yet sent
+  // replaces it).
+  void ReportProgress(int64_t round, const std::vector<RankProgress>& ranks);
   // Tells the server the node leaves the job, then closes the stream (bounded by `grace`).
   void Leave(std::chrono::milliseconds grace = std::chrono::milliseconds(2'000));
   // Closes the stream and stops the client's threads. No callback runs after it returns.

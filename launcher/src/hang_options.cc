@@ -1,0 +1,50 @@
+// The hang detection flags; see hang_options.h.
+#include "hang_options.h"
+
+#include "ddprun/base/parsing.h"
+
+namespace ddprun {
+
+void DefineHangOptions(CLI::App& app, HangOptions& options) {
+  app.add_option("--hang_timeout,--hang-timeout", options.timeout,
+                 "Seconds a rank may go without progress before the job counts as hung: its "
+                 "stacks are collected, then the group restarts (0 or unset: off)")
+      ->envname("PET_HANG_TIMEOUT");
+  app.add_option("--hang_first_timeout,--hang-first-timeout", options.first_timeout,
+                 "Seconds a rank may take to its first progress (start-up, loading data); "
+                 "default: the larger of --hang_timeout and 300")
+      ->envname("PET_HANG_FIRST_TIMEOUT");
+  app.add_option("--hang_action,--hang-action", options.action,
+                 "On a hang: restart (stacks, then a restart within --max_restarts), stacks "
+                 "(report only; the job runs on) or fail (stacks, then the job fails)")
+      ->envname("PET_HANG_ACTION")
+      ->check(CLI::IsMember({"restart", "stacks", "fail"}))
+      ->capture_default_str();
+  app.add_option("--hang_progress,--hang-progress", options.progress,
+                 "What counts as progress: reported (collectives, steps, writes to "
+                 "DDPRUN_PROGRESS_FILE) or output (that, and any output of the worker)")
+      ->envname("PET_HANG_PROGRESS")
+      ->check(CLI::IsMember({"reported", "output"}))
+      ->capture_default_str();
+}
+
+Status ResolveHangOptions(const HangOptions& options, HangSettings& settings) {
+  const std::pair<const char*, const std::string*> given[] = {
+      {"--hang_timeout", &options.timeout}, {"--hang_first_timeout", &options.first_timeout}};
+  std::chrono::milliseconds* fields[] = {&settings.timeout, &settings.first_timeout};
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string& text = *given[i].second;
+    if (text.empty()) continue;
+    const auto seconds = ParseSeconds(text);
+    if (!seconds) {
+      return InvalidArgumentError(std::string(given[i].first) +
+                                  " must be a number of seconds, 0 or more, not '" + text + "'");
+    }
+    *fields[i] = *seconds;
+  }
+  settings.action = ParseHangAction(options.action).value_or(HangSettings::Action::kRestart);
+  settings.output_is_progress = options.progress == "output";
+  return Status::Ok();
+}
+
+}  // namespace ddprun

@@ -1,0 +1,27 @@
+// The hang detection flags: --hang_timeout, --hang_first_timeout, --hang_action and
+// --hang_progress, each also read from its PET_* variable. --hang_timeout and
+// --hang_first_timeout may also come in --rdzv_conf; a flag (or its variable) wins.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "ddprun/base/hang_finder.h"
+#include "ddprun/base/status.h"
+
+namespace ddprun {
+
+struct HangOptions {
+  std::string timeout;        // seconds; empty: not given
+  std::string first_timeout;  // seconds; empty: not given
+  std::string action = "restart";
+  std::string progress = "reported";
+};
+
+void DefineHangOptions(CLI::App& app, HangOptions& options);
+
+// Applies the flags given over `settings` (what --rdzv_conf said). INVALID_ARGUMENT with a
+// one-line message for a value that is not a number of seconds, or an unknown word.
+Status ResolveHangOptions(const HangOptions& options, HangSettings& settings);
+
+}  // namespace ddprun
