@@ -21,8 +21,10 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
 # the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
 # to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
-# the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer.
-TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev)
+# the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer; gdb for
+# the stacks a hang's report quotes.
+TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
+               gdb)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true

@@ -28,6 +28,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)
 # postinst makes the daemon's system user with adduser.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# A hang's report quotes the hung workers' native stacks, which gdb takes; without it the report
+# says so and goes on.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gdb")
 configure_file(${PROJECT_SOURCE_DIR}/packaging/debian/conffiles.in
   ${PROJECT_BINARY_DIR}/packaging/debian/conffiles @ONLY)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

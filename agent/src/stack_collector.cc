@@ -223,6 +223,7 @@ std::vector<std::string> NativeExcerpt(const std::string& gdb_output, pid_t pid)
 }
 
 CollectedStacks CollectOne(const StackRequest& request, std::chrono::milliseconds timeout) {
+  const bool stopped = ProcessState(request.pid) == 'T';
   // A Python worker: one that armed the hook, or runs a Python interpreter.
   const bool python_worker =
       !request.python_stacks_dir.empty() &&
@@ -234,7 +235,9 @@ CollectedStacks CollectOne(const StackRequest& request, std::chrono::millisecond
   bool native_collected = false;
   const std::string native = NativeStacks(request.pid, timeout, native_collected);
 
-  std::string file = request.heading + "\n\n";
+  std::string file = request.heading + "\n";
+  if (stopped) file += "the worker was stopped (SIGSTOP, Ctrl-Z or a debugger)\n";
+  file += "\n";
   if (python_worker) {
     file += "== Python stacks of pid " + std::to_string(request.pid) + " ==\n" + python + "\n";
   }
@@ -246,7 +249,10 @@ CollectedStacks CollectOne(const StackRequest& request, std::chrono::millisecond
     result.excerpt = "the stacks could not be saved: " + s.message() + "\n";
   }
   std::vector<std::string> frames;
-  if (python_collected) frames = PythonExcerpt(python);
+  if (stopped) frames.push_back("(stopped: SIGSTOP, Ctrl-Z or a debugger)");
+  if (python_collected) {
+    for (auto& frame : PythonExcerpt(python)) frames.push_back(std::move(frame));
+  }
   if (native_collected) {
     for (auto& frame : NativeExcerpt(native, request.pid)) {
       if (frames.size() >= kExcerptFrames) break;

@@ -161,10 +161,10 @@ bool HangLatch::Admit(const HangFinding& finding) {
     // Idle for less than when it was named: it progressed in between.
     if (known == named_.end() || rank.idle < known->idle) news = true;
   }
-  if (!news) return false;
   named_.clear();
+  // The idle times seen now: the next finding is compared with them.
   for (const RankProgress& rank : finding.hung) named_.insert(Named{rank.global_rank, rank.idle});
-  return true;
+  return news;
 }
 
 }  // namespace ddprun

@@ -12,7 +12,8 @@
 //                    STEPS steps of a 4 KiB all_reduce (ddp::ReportStep each), STEP_MS apart.
 //                    In the first attempt (TORCHELASTIC_RESTART_COUNT 0) rank RANK stops at step
 //                    STEPS/2 as HOW says: "pause" (blocked in StuckInUserCode, a function the
-//                    stacks must name), "stop" (SIGSTOP to itself) or "none". Prints
+//                    stacks must name), "stop" (SIGSTOP to itself), "stall" (4 s in
+//                    StuckInUserCode, then on) or "none". Prints
 //                    "done <steps> steps" at the end
 #include <signal.h>
 #include <unistd.h>
@@ -66,8 +67,13 @@ int Die(ddp::ProcessGroup& group, int victim) {
 }  // namespace
 
 // Outside the anonymous namespace, never inlined: the hang tests look for its name in the stacks.
-[[gnu::noinline]] void StuckInUserCode() {
+// `seconds` < 0: forever.
+[[gnu::noinline]] void StuckInUserCode(int seconds) {
   std::printf("rank stuck in StuckInUserCode\n");
+  if (seconds >= 0) {
+    ::sleep(static_cast<unsigned>(seconds));
+    return;
+  }
   while (true) ::pause();
 }
 
@@ -81,7 +87,8 @@ int Train(ddp::ProcessGroup& group, int64_t steps, const std::string& how, int v
   const bool first_attempt = restarts == nullptr || std::string(restarts) == "0";
   for (int64_t step = 1; step <= steps; ++step) {
     if (first_attempt && group.rank() == victim && step == steps / 2) {
-      if (how == "pause") StuckInUserCode();
+      if (how == "pause") StuckInUserCode(-1);
+      if (how == "stall") StuckInUserCode(4);
       if (how == "stop") ::raise(SIGSTOP);
     }
     if (auto status = comm.AllReduce(ddp::CpuTensor(data.data(), data.size()), ddp::ReduceOp::kMax);

@@ -424,3 +424,112 @@ TEST_CASE("a job whose every node has left is over at once, not left forming wit
   CHECK(job.rounds.state() == JobRounds::State::kFailed);
   CHECK_FALSE(job.rounds.NextDeadline());  // nothing left to wait for
 }
+
+namespace {
+
+// Node `node`'s ranks (first_rank, first_rank + 1) in `round`, at `step`, idle `idle`; rank
+// `stalled_rank` (if theirs) idle `stalled_idle` at step - 1, outside a collective.
+NodeProgress Progress(int64_t round, int first_rank, int64_t step, int stalled_rank = -1,
+                      std::chrono::milliseconds stalled_idle = 0ms) {
+  NodeProgress progress{round, {}};
+  for (int rank = first_rank; rank < first_rank + 2; ++rank) {
+    RankProgress r;
+    r.global_rank = rank;
+    r.local_rank = rank - first_rank;
+    r.progressed = true;
+    const bool stalled = rank == stalled_rank;
+    r.step = stalled ? step - 1 : step;
+    r.in_collective = !stalled;
+    r.idle = stalled ? stalled_idle : stalled_idle;
+    progress.ranks.push_back(r);
+  }
+  return progress;
+}
+
+RendezvousSettings WithHangs(HangSettings::Action action, int max_restarts = 2) {
+  RendezvousSettings settings = Nodes(2, 2, max_restarts);
+  settings.hang.timeout = 2s;
+  settings.hang.first_timeout = 30s;
+  settings.hang.action = action;
+  return settings;
+}
+
+}  // namespace
+
+TEST_CASE("the server names a hung rank on another node from the progress of every node") {
+  Job job(WithHangs(HangSettings::Action::kRestart));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  // Every rank idle 2.5 s: rank 3 (node b) behind at step 9, the others waiting at step 10.
+  REQUIRE(job.rounds.Heartbeat("a", job.now, Progress(0, 0, 10, -1, 2500ms)).ok());
+  job.Collect();
+  CHECK(job.pending.empty());  // node b not heard from yet: nothing is concluded
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10, 3, 2500ms)).ok());
+  job.Collect();
+  auto hangs = job.Events(Type::kHang);
+  REQUIRE(hangs.size() == 2);  // every member hears it
+  CHECK(hangs["a"].hang.description ==
+        "hang: rank 3 (host-b, local 1) at step 9 for 2.5 s; the other 3 ranks at step 10, "
+        "waiting in a collective");
+  REQUIRE(hangs["b"].hang.hung.size() == 1);
+  CHECK(hangs["b"].hang.hung[0].global_rank == 3);
+  // The same stall again is not news.
+  job.Clear();
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10, 3, 3000ms)).ok());
+  job.Collect();
+  CHECK(job.Events(Type::kHang).empty());
+  // `status` shows each rank's progress, aged since the report.
+  job.Advance(500ms);
+  auto nodes = job.rounds.Nodes(job.now);
+  REQUIRE(nodes[1].progress.size() == 2);
+  CHECK(nodes[1].progress[1].idle == 3500ms);
+  CHECK(nodes[1].progress[1].step == 9);
+  // The hung node reports the hang as its failure: a restart, counted.
+  job.Clear();
+  WorkerFailure hung = Failure("b", 3, 0);
+  hung.exit_code.reset();
+  hung.hang = "no progress for 2.5 s at step 9";
+  job.rounds.WorkerFailed("b", 0, hung, 1, job.now);
+  job.Collect();
+  auto restarts = job.Events(Type::kRestart);
+  REQUIRE(restarts.size() == 2);
+  CHECK(restarts["a"].reason.find("hung: no progress for 2.5 s at step 9 (restart 1 of 2)") !=
+        std::string::npos);
+}
+
+TEST_CASE("progress of an old round, or of a job without hang detection, finds nothing") {
+  Job off(Nodes(2, 2));
+  off.Join("a");
+  off.Join("b");
+  REQUIRE(off.rounds.Heartbeat("a", off.now, Progress(0, 0, 10, 0, 1h)).ok());
+  REQUIRE(off.rounds.Heartbeat("b", off.now, Progress(0, 2, 10, 2, 1h)).ok());
+  off.Collect();
+  CHECK(off.Events(Type::kHang).empty());
+  Job stale(WithHangs(HangSettings::Action::kRestart));
+  stale.Join("a");
+  stale.Join("b");
+  REQUIRE(stale.rounds.Heartbeat("a", stale.now, Progress(7, 0, 10, 0, 1h)).ok());
+  REQUIRE(stale.rounds.Heartbeat("b", stale.now, Progress(7, 2, 10, 2, 1h)).ok());
+  stale.Collect();
+  CHECK(stale.Events(Type::kHang).empty());
+}
+
+TEST_CASE("under hang_action=fail a hang ends the job though restarts are left") {
+  Job job(WithHangs(HangSettings::Action::kFail, 3));
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  WorkerFailure hung = Failure("a", 1, 0);
+  hung.exit_code.reset();
+  hung.hang = "no progress for 2.0 s at step 4";
+  job.rounds.WorkerFailed("a", 0, hung, 1, job.now);
+  job.Collect();
+  CHECK(job.Events(Type::kRestart).empty());
+  auto failed = job.Events(Type::kJobFailed);
+  REQUIRE(failed.size() == 2);
+  CHECK(failed["b"].reason.find("hung: no progress for 2.0 s at step 4") != std::string::npos);
+  CHECK(job.rounds.state() == JobRounds::State::kFailed);
+}

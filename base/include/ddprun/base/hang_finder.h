@@ -69,7 +69,7 @@ std::string DescribeStall(const RankProgress& rank);
 // since, is not news. A rank that progresses again can be named again.
 class HangLatch {
  public:
-  // Whether `finding` is news; remembers it.
+  // Whether `finding` is news; remembers its ranks and how long they have been idle.
   bool Admit(const HangFinding& finding);
   // Forgets every rank (a new round).
   void Reset() { named_.clear(); }
@@ -77,7 +77,7 @@ class HangLatch {
  private:
   struct Named {
     int global_rank;
-    std::chrono::milliseconds idle;  // when it was named
+    std::chrono::milliseconds idle;  // at the last finding that named it
     bool operator<(const Named& other) const { return global_rank < other.global_rank; }
   };
   std::set<Named> named_;
