@@ -100,7 +100,12 @@ std::optional<HangFinding> FindHang(const std::vector<RankProgress>& ranks,
   std::vector<RankProgress> hung;
   std::copy_if(ranks.begin(), ranks.end(), std::back_inserter(hung), stalled);
   if (hung.empty()) return std::nullopt;
-  if (hung.size() == ranks.size()) {
+  if (hung.size() < ranks.size()) {
+    // Stalled inside a collective, a rank waits for the others: for one still moving, or for
+    // one about to be found stalled itself (another node's report comes a moment later).
+    std::erase_if(hung, [](const RankProgress& r) { return r.in_collective; });
+    if (hung.empty()) return std::nullopt;
+  } else {
     const auto behind = *std::min_element(ranks.begin(), ranks.end(), [](auto& a, auto& b) {
       return PlaceOf(a) < PlaceOf(b);
     });

@@ -4,6 +4,8 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -33,6 +35,31 @@ std::string Pad(std::string text, size_t width) {
   return text;
 }
 
+std::string SecondsAgo(std::chrono::milliseconds age) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s ago", static_cast<double>(age.count()) / 1000.0);
+  return text;
+}
+
+// Each rank's last progress (hang detection on), under its node's table.
+void AppendRankProgress(const JobSnapshot& job, std::string& out) {
+  bool any = false;
+  for (const NodeSnapshot& node : job.nodes) any = any || !node.progress.empty();
+  if (!any) return;
+  out += "  " + Pad("RANK", 6) + Pad("HOST", 18) + Pad("STEP", 10) + Pad("COLLECTIVES", 13) +
+         "LAST PROGRESS\n";
+  for (const NodeSnapshot& node : job.nodes) {
+    for (const RankProgress& rank : node.progress) {
+      std::string last = rank.progressed ? SecondsAgo(rank.idle)
+                                         : "none yet (started " + SecondsAgo(rank.idle) + ")";
+      if (rank.in_collective) last += ", in a collective";
+      out += "  " + Pad(std::to_string(rank.global_rank), 6) + Pad(node.description.host, 18) +
+             Pad(rank.step < 0 ? "-" : std::to_string(rank.step), 10) +
+             Pad(std::to_string(rank.collectives), 13) + last + "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string FormatJobsTable(const std::vector<JobSnapshot>& jobs) {
@@ -50,13 +77,11 @@ std::string FormatJobsTable(const std::vector<JobSnapshot>& jobs) {
     out += "  " + Pad("GROUP_RANK", 12) + Pad("HOST", 18) + Pad("RANKS", 10) + Pad("STATE", 11) +
            Pad("HEARTBEAT", 12) + "NODE\n";
     for (const NodeSnapshot& node : job.nodes) {
-      char age[32];
-      std::snprintf(age, sizeof(age), "%.1f s ago",
-                    static_cast<double>(node.heartbeat_age.count()) / 1000.0);
       out += "  " + Pad(node.group_rank < 0 ? "-" : std::to_string(node.group_rank), 12) +
              Pad(node.description.host, 18) + Pad(Ranks(node), 10) + Pad(NodeState(job, node), 11) +
-             Pad(age, 12) + node.description.node_id + "\n";
+             Pad(SecondsAgo(node.heartbeat_age), 12) + node.description.node_id + "\n";
     }
+    AppendRankProgress(job, out);
   }
   return out;
 }
@@ -82,6 +107,18 @@ std::string FormatJobsJson(const std::vector<JobSnapshot>& jobs) {
       node_out.set_nproc(node.description.nproc);
       node_out.set_heartbeat_age_ms(static_cast<int32_t>(node.heartbeat_age.count()));
       node_out.set_state(NodeState(job, node));
+      for (const RankProgress& rank : node.progress) {
+        v1::RankView& rank_out = *node_out.add_ranks();
+        rank_out.set_global_rank(rank.global_rank);
+        rank_out.set_local_rank(rank.local_rank);
+        rank_out.set_step(static_cast<int32_t>(std::clamp<int64_t>(rank.step, -1, INT32_MAX)));
+        rank_out.set_collectives(
+            static_cast<int32_t>(std::min<uint64_t>(rank.collectives, INT32_MAX)));
+        rank_out.set_in_collective(rank.in_collective);
+        rank_out.set_progressed(rank.progressed);
+        rank_out.set_last_progress_age_ms(
+            static_cast<int32_t>(std::min<int64_t>(rank.idle.count(), INT32_MAX)));
+      }
     }
   }
   google::protobuf::util::JsonPrintOptions options;

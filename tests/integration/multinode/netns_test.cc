@@ -1,10 +1,16 @@
 // Multi-node jobs across network namespaces: each agent on its own address, the daemon on the
 // switch's, so nothing can pass through loopback. Skipped, with the reason, where namespaces
 // cannot be made (not root, no iproute2).
+#include <regex>
+
 #include "netns_support.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
+
+namespace {
+const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
+}  // namespace
 
 TEST_CASE("two nodes in their own network namespaces form one world over their own addresses") {
   auto network = NetworkOrSkip(2);
@@ -100,4 +106,59 @@ TEST_CASE("across namespaces a worker failure on one node restarts both, counted
   CHECK(Count(status.out, "job nsfail: complete, round 1, restarts 1 of 1, nodes 2") == 1);
   CHECK(Count(status.out, "last failure: rank 1 (local_rank 0) on host " + ThisHostName() +
                               " (10.77.0.") == 1);
+}
+
+TEST_CASE("across namespaces the server names the rank hung on the other node, that node "
+          "collects its stacks, and the job restarts and completes") {
+  auto network = NetworkOrSkip(2);
+  if (!network) return;
+  DaemonOnNetwork job(std::move(*network));
+  // Global rank 3 (local 1 of the second node) blocks in its own code at step 100 while the
+  // other three wait in that step's all_reduce.
+  auto agents = job.StartAgents(2, "hang2", "2",
+                                {"--hang_timeout=2", "--hang_first_timeout=30", "--max_restarts=1",
+                                 kCollectivesWorker, "train", "200", "pause", "3", "10"},
+                                2);
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
+  int holder = -1;  // the node that ran rank 3
+  for (int i = 0; i < 2; ++i) {
+    if (Count(agents[i]->stdout_text(), "[rank3]: rank stuck in StuckInUserCode") == 1) holder = i;
+  }
+  REQUIRE(holder >= 0);
+  const std::string named = "hang: rank 3 (" + TestNetwork::address(holder) +
+                            ", local 1) at step 99 for ";
+  for (int i = 0; i < 2; ++i) {
+    INFO(agents[i]->stdout_text() << agents[i]->stderr_text());
+    // The same finding reaches both nodes.
+    CHECK(Count(agents[i]->stderr_text(), named) == 1);
+    CHECK(Count(agents[i]->stderr_text(), "the other 3 ranks at step 99, waiting in a collective") ==
+          1);
+    CHECK(Count(agents[i]->stdout_text(), "done 200 steps") == 2);
+    CHECK(Count(agents[i]->stderr_text(), "(restart 1 of 1)") == 1);
+  }
+  // Only the holder collects: the stacks of its own hung rank.
+  CHECK(Count(agents[holder]->stderr_text(), "collecting the stacks of 1 hung worker(s)") == 1);
+  CHECK(Count(agents[1 - holder]->stderr_text(), "collecting the stacks") == 0);
+  CHECK(Count(agents[holder]->stderr_text(), "ddprun: stacks of rank 3: ") == 1);
+}
+
+TEST_CASE("with hang detection on, ddprun status shows each rank's last progress and its age") {
+  auto network = NetworkOrSkip(2);
+  if (!network) return;
+  DaemonOnNetwork job(std::move(*network));
+  auto agents = job.StartAgents(2, "progress2", "2",
+                                {"--hang_timeout=5", kCollectivesWorker, "train", "150", "none",
+                                 "0", "40"});
+  const std::vector<std::string> status = {"--rdzv_endpoint=" + job.endpoint,
+                                           "--token-file=" + job.token_file, "--rdzv_id=progress2"};
+  auto [shown, text] = AwaitStatus(
+      status,
+      [](const std::string& out) {
+        return Count(out, "COLLECTIVES") == 1 && Count(out, " s ago") >= 4 &&
+               std::regex_search(out, std::regex(R"(\n  1 +10\.[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ s ago)"));
+      },
+      job.network.In(-1));
+  INFO(text);
+  CHECK(shown);
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
 }

@@ -145,3 +145,18 @@ TEST_CASE("hang actions parse from their names") {
   CHECK_FALSE(ParseHangAction("ignore"));
   CHECK(std::string(HangActionName(HangSettings::Action::kStacks)) == "stacks");
 }
+
+TEST_CASE("ranks stalled inside a collective while another still moves are no hang yet") {
+  // Node A's ranks crossed the timeout first; node B's report, a moment older, has its ranks
+  // just below it: the one B holds outside a collective is the one they wait for.
+  std::vector<RankProgress> ranks = {Rank(0, 99, 100, true, 2001ms), Rank(1, 99, 100, true, 2001ms),
+                                     Rank(2, 99, 100, true, 1751ms), Rank(3, 99, 99, false, 1751ms)};
+  CHECK_FALSE(FindHang(ranks, Timeout(2s)));
+  ranks[3].idle = 2002ms;
+  auto finding = FindHang(ranks, Timeout(2s));
+  REQUIRE(finding);
+  CHECK(Named(*finding) == std::vector<int>{3});
+  CHECK(finding->description ==
+        "hang: rank 3 (h1, local 1) at step 99 for 2.0 s; the other 3 ranks at step 99, waiting in "
+        "a collective");
+}

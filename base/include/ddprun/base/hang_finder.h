@@ -2,8 +2,12 @@
 // and the rendezvous server (many) feed it what they know of every rank and act on the finding.
 //
 // A rank is stalled when it has made no progress for hang_timeout (hang_first_timeout before its
-// first progress). Any stalled rank is a hang. Which ranks are named:
-// - Some ranks still progress: the stalled ones (they stopped while others went on).
+// first progress). Which ranks a hang names:
+// - Some ranks still progress: the stalled ones that are not inside a collective (they stopped
+//   while others went on). A rank stalled inside a collective waits for another; while some
+//   rank still moves that is no hang yet (the one it waits for is found once it stalls too:
+//   agents' reports reach the server out of step, so ranks cross the timeout at different
+//   moments).
 // - Every rank is stalled (the usual picture: the others wait in their next collective for the
 //   one that stopped): the ranks behind the others (the lowest step, then the fewest collectives
 //   started); where all are level, the ranks that are not inside a collective (the others wait
