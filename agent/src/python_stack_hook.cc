@@ -5,6 +5,7 @@
 
 #include "ddprun/base/files.h"
 #include "ddprun/base/status_macros.h"
+#include "ddprun/base/worker_environment_contract.h"
 
 namespace ddprun {
 namespace {
@@ -66,8 +67,8 @@ void AddPythonStackHook(const std::string& hook_directory, const std::string& du
   environment["PYTHONPATH"] = path == environment.end() || path->second.empty()
                                   ? hook_directory
                                   : hook_directory + ":" + path->second;
-  environment["DDPRUN_PYTHON_STACKS_DIR"] = dump_directory;
-  environment["DDPRUN_PYTHON_STACKS_SIGNAL"] = std::to_string(PythonStacksSignal());
+  environment[worker_env::kPythonStacksDir.name] = dump_directory;
+  environment[worker_env::kPythonStacksSignal.name] = std::to_string(PythonStacksSignal());
 }
 
 std::string PythonStacksFile(const std::string& dump_directory, int pid) {

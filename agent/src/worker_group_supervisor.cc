@@ -23,6 +23,7 @@
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/status_macros.h"
+#include "ddprun/base/worker_environment_contract.h"
 
 namespace ddprun {
 namespace {
@@ -370,12 +371,12 @@ struct WorkerGroupSupervisor::Impl {
     auto environment = options.environment(worker.placement, round, worker.error_file);
     const std::string worker_dir = layout.WorkerDir(attempt, local_rank);
     // The progress contract for any program (docs/environment.md), whether or not it is read.
-    environment["DDPRUN_PROGRESS_FILE"] = worker_dir + "/progress";
+    const std::string progress_file = worker_dir + "/progress";
+    environment[worker_env::kProgressFile.name] = progress_file;
     SpawnOptions how = options.spawn;
     if (options.hang.enabled()) {
-      ASSIGN_OR_RETURN(const int page_fd,
-                       progress_monitor.Prepare(local_rank, environment["DDPRUN_PROGRESS_FILE"]));
-      environment["DDPRUN_PROGRESS_FD"] = std::to_string(page_fd);
+      ASSIGN_OR_RETURN(const int page_fd, progress_monitor.Prepare(local_rank, progress_file));
+      environment[worker_env::kProgressFd.name] = std::to_string(page_fd);
       AddPythonStackHook(PythonHookDir(), worker_dir, environment);
       how.inherited_fd = page_fd;
       how.debuggable_by_parent = true;

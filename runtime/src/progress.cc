@@ -1,11 +1,10 @@
 // ddp progress reporting; see ddp/progress.h.
 #include "ddp/progress.h"
 
-#include <cstdlib>
-
 #include "ddprun/base/logging.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/progress_page.h"
+#include "ddprun/base/worker_environment_contract.h"
 
 namespace ddp {
 namespace {
@@ -14,12 +13,12 @@ namespace {
 // lives as long as the process (workers count until they exit).
 ddprun::ProgressPage* Page() {
   static ddprun::ProgressPage* const page = []() -> ddprun::ProgressPage* {
-    const char* text = std::getenv("DDPRUN_PROGRESS_FD");
-    if (text == nullptr || *text == '\0') return nullptr;
-    const auto fd = ddprun::ParseInteger<int>(text, 0, 1 << 20);
+    const auto text = ddprun::worker_env::Lookup(ddprun::worker_env::kProgressFd);
+    if (!text || text->empty()) return nullptr;
+    const auto fd = ddprun::ParseInteger<int>(*text, 0, 1 << 20);
     if (!fd) {
       ddprun::GetLogger("runtime")->warn("DDPRUN_PROGRESS_FD='{}' is not a descriptor; progress "
-                                         "is not reported", text);
+                                         "is not reported", *text);
       return nullptr;
     }
     auto mapping = ddprun::ProgressPageMapping::Map(*fd);

@@ -83,6 +83,10 @@ int PrintEnvironment() {
                          "DDPRUN_TOKEN",
                          "DDPRUN_JOB_ID",
                          "DDPRUN_ROUND",
+                         "DDPRUN_PROGRESS_FILE",
+                         "DDPRUN_PROGRESS_FD",
+                         "DDPRUN_PYTHON_STACKS_DIR",
+                         "PYTHONPATH",
                          "USER_MARKER"};
   for (const char* name : names) {
     const char* value = std::getenv(name);

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "integration/launcher/launcher_test_support.h"
@@ -201,4 +202,41 @@ TEST_CASE("a hang timeout that is not a number of seconds is a usage error") {
   auto from_variable = Run(Ddprun({kTestWorker}), {{"PET_HANG_TIMEOUT", "later"}});
   CHECK(from_variable.code() == 2);
   CHECK(Count(from_variable.err, "--hang_timeout must be a number of seconds, 0 or more, not 'later'") == 1);
+}
+
+TEST_CASE("every worker has DDPRUN_PROGRESS_FILE; the page and the Python hook only with "
+          "--hang_timeout") {
+  ScratchDir logs;
+  auto plain = Run(Ddprun({"--nproc_per_node=2", "--log_dir=" + logs.path(), "--run_id=plain",
+                           kTestWorker, "env"}),
+                   {{"PYTHONPATH", "/mine"}});
+  REQUIRE(plain.code() == 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    auto env = RankVariables(plain.out, rank);
+    CHECK(env["DDPRUN_PROGRESS_FILE"] ==
+          logs.path() + "/plain/attempt_0/" + std::to_string(rank) + "/progress");
+    CHECK(env["DDPRUN_PROGRESS_FD"] == "<unset>");
+    CHECK(env["PYTHONPATH"] == "/mine");
+  }
+  auto watched = Run(Ddprun({"--nproc_per_node=1", "--hang_timeout=60", "--log_dir=" + logs.path(),
+                             "--run_id=watched", kTestWorker, "env"}),
+                     {{"PYTHONPATH", "/mine"}});
+  REQUIRE(watched.code() == 0);
+  auto env = RankVariables(watched.out, 0);
+  CHECK(std::stoi(env["DDPRUN_PROGRESS_FD"]) >= 10);
+  CHECK(env["DDPRUN_PYTHON_STACKS_DIR"] == logs.path() + "/watched/attempt_0/0");
+  // The hook first, then what the user had.
+  CHECK(env["PYTHONPATH"] == logs.path() + "/watched/python:/mine");
+  CHECK(std::filesystem::exists(logs.path() + "/watched/python/sitecustomize.py"));
+}
+
+TEST_CASE("ddprun's Python hook runs the user's own sitecustomize after arming faulthandler") {
+  ScratchDir dir;
+  std::ofstream(dir / "sitecustomize.py") << "print('user sitecustomize ran', flush=True)\n";
+  std::ofstream(dir / "show.py")
+      << "import sys\nprint('armed:', hasattr(sys, '_ddprun_python_stacks'), flush=True)\n";
+  auto result = Run(Ddprun({"--hang_timeout=60", dir / "show.py"}), {{"PYTHONPATH", dir.path()}});
+  INFO(result.out << result.err);
+  REQUIRE(result.code() == 0);
+  CHECK(RankLines(result.out, 0) == std::vector<std::string>{"user sitecustomize ran", "armed: True"});
 }

@@ -16,7 +16,10 @@ namespace ddprun::worker_env {
 
 enum class Writer {
   kAgent,  // ddprun's agent sets it for every worker (over an inherited value unless noted)
-  kUser,   // the user may set it; the runtime reads it, with a default
+  // The agent's supervisor sets it as it starts the worker: it owns the worker's log directory
+  // and progress page (agent/src/worker_group_supervisor.cc)
+  kSupervisor,
+  kUser,  // the user may set it; the runtime reads it, with a default
 };
 
 struct Variable {
@@ -92,6 +95,19 @@ inline constexpr Variable kRound{"DDPRUN_ROUND", "the round, which scopes the st
 inline constexpr Variable kNodeAddr{"DDPRUN_NODE_ADDR", "this node's address for other nodes",
                                     Writer::kAgent, "ddp::ProcessGroup (the CPU ring)",
                                     "127.0.0.1"};
+// Progress, for hang detection (--hang_timeout).
+inline constexpr Variable kProgressFile{
+    "DDPRUN_PROGRESS_FILE", "a file whose every write is a heartbeat; a number there is the step",
+    Writer::kSupervisor, "any program (the language-neutral progress contract)", ""};
+inline constexpr Variable kProgressFd{"DDPRUN_PROGRESS_FD",
+                                      "the descriptor of the worker's progress page",
+                                      Writer::kSupervisor, "ddp progress (ddp/progress.h)", ""};
+inline constexpr Variable kPythonStacksDir{"DDPRUN_PYTHON_STACKS_DIR",
+                                           "where ddprun's Python hook dumps Python stacks",
+                                           Writer::kSupervisor, "ddprun's Python hook", ""};
+inline constexpr Variable kPythonStacksSignal{"DDPRUN_PYTHON_STACKS_SIGNAL",
+                                              "the signal that has them dumped", Writer::kSupervisor,
+                                              "ddprun's Python hook", ""};
 // The runtime's knobs.
 inline constexpr Variable kBackend{"DDPRUN_BACKEND", "auto, cpu or nccl", Writer::kUser,
                                    "ddp::ProcessGroup", "auto"};
@@ -133,6 +149,10 @@ inline constexpr std::array kAll = {&kRank,
                                     &kJobId,
                                     &kRound,
                                     &kNodeAddr,
+                                    &kProgressFile,
+                                    &kProgressFd,
+                                    &kPythonStacksDir,
+                                    &kPythonStacksSignal,
                                     &kBackend,
                                     &kCpuTransport,
                                     &kTimeout,
