@@ -26,6 +26,8 @@ echo "== rendezvous at scale (N simulated agents against one ddprund)"
 /usr/bin/python3 bench/rendezvous_scale.py 3
 echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
+echo "== hang detection (a rank stops: time to the report; the cost of counting progress)"
+/usr/bin/python3 bench/hang_detection.py "${1:-6}"
 echo "== all-reduce bandwidth (2 ranks: shared memory, TCP, gloo)"
 /usr/bin/python3 bench/allreduce.py 2
 echo "== training throughput (ddprun's DDP beside PyTorch DDP, world 1 and 2)"

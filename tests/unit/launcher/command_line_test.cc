@@ -180,3 +180,24 @@ TEST_CASE("the flag --run_path runs any file as a Python script, even over --no_
   CHECK(config.worker_argv == std::vector<std::string>{"/bin/sh", "-u", "/bin/true", "a"});
   CHECK_THAT(ErrorOf({"--run_path", "-m", "pkg.mod"}), Catch::Contains("--run_path"));
 }
+
+TEST_CASE("the hang flags set the hang settings; a flag wins over --rdzv_conf and PET_*") {
+  using namespace std::chrono_literals;
+  const HangSettings off = Parsed({"/bin/true"}).rdzv_settings.hang;
+  CHECK_FALSE(off.enabled());
+  CHECK(off.action == HangSettings::Action::kRestart);
+  const HangSettings set = Parsed({"--hang_timeout=2.5", "--hang-first-timeout=90",
+                                   "--hang_action=stacks", "--hang_progress=output", "/bin/true"})
+                               .rdzv_settings.hang;
+  CHECK(set.timeout == 2500ms);
+  CHECK(set.first_timeout == 90s);
+  CHECK(set.action == HangSettings::Action::kStacks);
+  CHECK(set.output_is_progress);
+  CHECK(Parsed({"--rdzv_conf=hang_timeout=7,hang_first_timeout=70", "/bin/true"})
+            .rdzv_settings.hang.timeout == 7s);
+  CHECK(Parsed({"--rdzv_conf=hang_timeout=7", "--hang_timeout=3", "/bin/true"})
+            .rdzv_settings.hang.timeout == 3s);
+  ScopedEnv from_env("PET_HANG_TIMEOUT", "4");
+  CHECK(Parsed({"/bin/true"}).rdzv_settings.hang.timeout == 4s);
+  CHECK(Parsed({"--hang_timeout=0", "/bin/true"}).rdzv_settings.hang.timeout == 0s);
+}

@@ -36,3 +36,11 @@ TEST_CASE("an unknown key or a bad value names the problem") {
     CHECK(ParseRendezvousConf(bad).status().code() == StatusCode::kInvalidArgument);
   }
 }
+
+TEST_CASE("rdzv_conf sets the hang timeouts too") {
+  auto settings = ParseRendezvousConf("hang_timeout=30,hang_first_timeout=600");
+  REQUIRE(settings.ok());
+  CHECK(settings->hang.timeout == 30s);
+  CHECK(settings->hang.first_timeout == 600s);
+  CHECK(ParseRendezvousConf("hang_timeout=-2").status().code() == StatusCode::kInvalidArgument);
+}
