@@ -11,7 +11,8 @@ namespace ddprun {
 namespace {
 
 // Dependency-free, and silent: a hook that cannot arm leaves the program exactly as it was.
-constexpr const char kHookSource[] = R"PY(# Written by ddprun for this run's hang detection (--hang_timeout). It arms faulthandler so
+constexpr const char kHookSource[] =
+    R"PY(# Written by ddprun for this run's hang detection (--hang_timeout). It arms faulthandler so
 # that ddprun can have every thread's Python stack dumped before it stops a hung worker, then
 # runs the sitecustomize this file shadows, if there is one.
 import os as _os

@@ -53,11 +53,19 @@ std::string NativeStacks(pid_t pid, std::chrono::milliseconds timeout, bool& col
   posix_spawnattr_setsigdefault(&attributes, &signals);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const std::string pid_text = std::to_string(pid);
-  const char* argv[] = {"gdb", "--batch", "-nx", "-p", pid_text.c_str(), "-ex",
-                        "set pagination off", "-ex", "thread apply all bt", nullptr};
+  const char* argv[] = {"gdb",
+                        "--batch",
+                        "-nx",
+                        "-p",
+                        pid_text.c_str(),
+                        "-ex",
+                        "set pagination off",
+                        "-ex",
+                        "thread apply all bt",
+                        nullptr};
   pid_t gdb = -1;
-  const int spawned = ::posix_spawnp(&gdb, "gdb", &actions, &attributes,
-                                     const_cast<char* const*>(argv), environ);
+  const int spawned =
+      ::posix_spawnp(&gdb, "gdb", &actions, &attributes, const_cast<char* const*>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   ::close(output[1]);
@@ -76,7 +84,9 @@ std::string NativeStacks(pid_t pid, std::chrono::milliseconds timeout, bool& col
       timed_out = true;
       break;
     }
-    struct pollfd readable {output[0], POLLIN, 0};
+    struct pollfd readable {
+      output[0], POLLIN, 0
+    };
     const int ready = ::poll(&readable, 1, static_cast<int>(left));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;
@@ -285,13 +295,13 @@ StackCollection::StackCollection(boost::asio::io_context& io, std::vector<StackR
                                  std::chrono::milliseconds timeout,
                                  std::function<void(std::vector<CollectedStacks>)> done)
     : alive_(std::make_shared<bool>(true)) {
-  thread_ = std::thread([&io, requests = std::move(requests), timeout, done = std::move(done),
-                         alive = alive_] {
-    auto results = CollectStacks(requests, timeout);
-    boost::asio::post(io, [done, alive, results = std::move(results)]() mutable {
-      if (*alive) done(std::move(results));
-    });
-  });
+  thread_ = std::thread(
+      [&io, requests = std::move(requests), timeout, done = std::move(done), alive = alive_] {
+        auto results = CollectStacks(requests, timeout);
+        boost::asio::post(io, [done, alive, results = std::move(results)]() mutable {
+          if (*alive) done(std::move(results));
+        });
+      });
 }
 
 StackCollection::~StackCollection() {

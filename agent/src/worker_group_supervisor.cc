@@ -88,7 +88,7 @@ struct WorkerGroupSupervisor::Impl {
   boost::asio::signal_set window_changes;
   std::unique_ptr<InputForwarder> input_forwarder;  // kRankZero from a terminal, pipe or socket
   ProgressMonitor progress_monitor;
-  boost::asio::steady_timer progress_timer;  // samples progress while hang detection is on
+  boost::asio::steady_timer progress_timer;           // samples progress while hang detection is on
   std::unique_ptr<StackCollection> stack_collection;  // a hang's evidence being collected
   bool stop_deferred = false;  // a stop waits for the stack collection to end
   bool found_hang = false;
@@ -182,11 +182,11 @@ struct WorkerGroupSupervisor::Impl {
     }
     std::fprintf(stderr, "ddprun: %s; collecting the stacks of %zu hung worker(s)\n",
                  finding.description.c_str(), requests.size());
-    stack_collection = std::make_unique<StackCollection>(
-        io, std::move(requests), options.stacks_timeout,
-        [this, hung_here](std::vector<CollectedStacks> stacks) {
-          OnStacksCollected(hung_here, stacks);
-        });
+    stack_collection =
+        std::make_unique<StackCollection>(io, std::move(requests), options.stacks_timeout,
+                                          [this, hung_here](std::vector<CollectedStacks> stacks) {
+                                            OnStacksCollected(hung_here, stacks);
+                                          });
   }
 
   void OnStacksCollected(const std::vector<std::pair<size_t, RankProgress>>& hung_here,

@@ -205,7 +205,10 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
       break;
   }
   const ChildSetup setup{
-      stdin_fd, out_theirs.get(), err_theirs.get(), stdout_terminal ? out_theirs.get() : -1,
+      stdin_fd,
+      out_theirs.get(),
+      err_theirs.get(),
+      stdout_terminal ? out_theirs.get() : -1,
       options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str(),
       options.working_dir.empty() ? nullptr : options.working_dir.c_str(),
       options.inherited_fd,
@@ -245,9 +248,9 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
             "moving worker " + argv[0] + " into the job's cgroup " + options.cgroup_procs_file,
             failure.error);
       case ChildStep::kChangeDirectory:
-        return ErrnoError("entering the working directory " + options.working_dir + " for " +
-                              argv[0],
-                          failure.error);
+        return ErrnoError(
+            "entering the working directory " + options.working_dir + " for " + argv[0],
+            failure.error);
       case ChildStep::kExec:
         break;
     }

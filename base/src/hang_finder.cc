@@ -40,8 +40,9 @@ std::string PositionOf(const std::vector<RankProgress>& ranks) {
                  "collective", "collectives");
   }
   const bool none = std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.progressed; });
-  if (none) return ranks.size() == 1 ? " with no progress since it started"
-                                     : " with no progress since they started";
+  if (none)
+    return ranks.size() == 1 ? " with no progress since it started"
+                             : " with no progress since they started";
   return "";
 }
 
@@ -106,9 +107,8 @@ std::optional<HangFinding> FindHang(const std::vector<RankProgress>& ranks,
     std::erase_if(hung, [](const RankProgress& r) { return r.in_collective; });
     if (hung.empty()) return std::nullopt;
   } else {
-    const auto behind = *std::min_element(ranks.begin(), ranks.end(), [](auto& a, auto& b) {
-      return PlaceOf(a) < PlaceOf(b);
-    });
+    const auto behind = *std::min_element(ranks.begin(), ranks.end(),
+                                          [](auto& a, auto& b) { return PlaceOf(a) < PlaceOf(b); });
     std::vector<RankProgress> narrowed;
     std::copy_if(ranks.begin(), ranks.end(), std::back_inserter(narrowed),
                  [&](auto& r) { return PlaceOf(r) == PlaceOf(behind); });
@@ -127,35 +127,35 @@ std::optional<HangFinding> FindHang(const std::vector<RankProgress>& ranks,
     return std::none_of(hung.begin(), hung.end(),
                         [&](auto& h) { return h.global_rank == r.global_rank; });
   });
-  const auto shortest_idle =
-      std::min_element(hung.begin(), hung.end(), [](auto& a, auto& b) { return a.idle < b.idle; })
-          ->idle;
+  const auto shortest_idle = std::min_element(hung.begin(), hung.end(), [](auto& a, auto& b) {
+                               return a.idle < b.idle;
+                             })->idle;
 
   HangFinding finding;
-  finding.description = "hang: " + NameRanks(hung) + PositionOf(hung) + " for " +
-                        FormatSeconds(shortest_idle);
+  finding.description =
+      "hang: " + NameRanks(hung) + PositionOf(hung) + " for " + FormatSeconds(shortest_idle);
   if (others.empty()) {
     const bool waiting =
         std::all_of(hung.begin(), hung.end(), [](auto& r) { return r.in_collective; });
     if (hung.size() > 1) {
-      finding.description += waiting ? "; every rank is stalled inside a collective"
-                                     : "; every rank is stalled";
+      finding.description +=
+          waiting ? "; every rank is stalled inside a collective" : "; every rank is stalled";
     }
   } else {
     const std::string where = PositionOf(others);
     const bool waiting =
         std::all_of(others.begin(), others.end(), [](auto& r) { return r.in_collective; });
-    finding.description += "; the other " + std::to_string(others.size()) +
-                           (others.size() == 1 ? " rank" : " ranks") +
-                           (where.empty() ? " progress" : where) +
-                           (waiting ? ", waiting in a collective" : "");
+    finding.description +=
+        "; the other " + std::to_string(others.size()) + (others.size() == 1 ? " rank" : " ranks") +
+        (where.empty() ? " progress" : where) + (waiting ? ", waiting in a collective" : "");
   }
   finding.hung = std::move(hung);
   return finding;
 }
 
 std::string DescribeStall(const RankProgress& rank) {
-  if (!rank.progressed) return "no progress in the " + FormatSeconds(rank.idle) + " since it started";
+  if (!rank.progressed)
+    return "no progress in the " + FormatSeconds(rank.idle) + " since it started";
   return "no progress for " + FormatSeconds(rank.idle) + PositionOf({rank});
 }
 

@@ -322,8 +322,7 @@ std::vector<std::string> WithoutOptions(CLI::App& app, const std::vector<std::st
     const std::string& arg = args[i];
     const size_t equals = arg.find('=');
     const CLI::Option* option = app.get_option_no_throw(arg.substr(0, equals));
-    if (option == nullptr ||
-        std::find(removed.begin(), removed.end(), option) == removed.end()) {
+    if (option == nullptr || std::find(removed.begin(), removed.end(), option) == removed.end()) {
       kept.push_back(arg);
       continue;
     }
@@ -491,8 +490,8 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   if (!raw.hosts.empty() && !raw.hostfile.empty()) {
     return InvalidArgumentError("give --hosts or --hostfile, not both");
   }
-  ASSIGN_OR_RETURN(request.hosts, raw.hostfile.empty() ? ParseHostList(raw.hosts)
-                                                       : ReadHostFile(raw.hostfile));
+  ASSIGN_OR_RETURN(request.hosts,
+                   raw.hostfile.empty() ? ParseHostList(raw.hosts) : ReadHostFile(raw.hostfile));
   if (raw.standalone) {
     return InvalidArgumentError("--standalone runs one node here; leave it out with --hosts");
   }
@@ -506,8 +505,7 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   RawOptions job = raw;
   // auto, cpu and gpu count each host's devices there, not the submitter's: checked by name only
   // (and --local_ranks_filter against them by each agent).
-  if (raw.nproc_per_node == "auto" || raw.nproc_per_node == "cpu" ||
-      raw.nproc_per_node == "gpu") {
+  if (raw.nproc_per_node == "auto" || raw.nproc_per_node == "cpu" || raw.nproc_per_node == "gpu") {
     job.nproc_per_node = "1";
     job.local_ranks_filter.clear();
   }
@@ -536,10 +534,10 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   request.working_dir = std::filesystem::current_path(error).string();
   if (error) return InvalidArgumentError("cannot tell the working directory: " + error.message());
   // Each daemon gives its agent its own token file; the rest is spelled out for the agent.
-  request.agent_args = WithoutOptions(
-      app, own,
-      {"--hosts", "--hostfile", "--detach", "--export", "--token-file", "--nnodes",
-       "--rdzv_endpoint", "--rdzv_id", "--tty"});
+  request.agent_args =
+      WithoutOptions(app, own,
+                     {"--hosts", "--hostfile", "--detach", "--export", "--token-file", "--nnodes",
+                      "--rdzv_endpoint", "--rdzv_id", "--tty"});
   std::string tty = raw.tty;
   if (tty == "auto") tty = ::isatty(STDOUT_FILENO) == 1 ? "always" : "never";
   // The workers' terminals start as large as the submitter's (resizes do not travel).
@@ -547,11 +545,10 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
     request.environment["DDPRUN_TERMINAL_SIZE"] =
         std::to_string(size.rows) + "x" + std::to_string(size.cols);
   }
-  request.agent_args.insert(request.agent_args.end(),
-                            {"--nnodes=" + std::to_string(config.min_nodes) + ":" +
-                                 std::to_string(config.max_nodes),
-                             "--rdzv_endpoint=" + request.rendezvous,
-                             "--rdzv_id=" + request.job_id, "--tty=" + tty});
+  request.agent_args.insert(
+      request.agent_args.end(),
+      {"--nnodes=" + std::to_string(config.min_nodes) + ":" + std::to_string(config.max_nodes),
+       "--rdzv_endpoint=" + request.rendezvous, "--rdzv_id=" + request.job_id, "--tty=" + tty});
   return request;
 }
 

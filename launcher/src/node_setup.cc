@@ -67,7 +67,7 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
       ->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
              config.nproc_per_node, job.store_address, master_port);
   setup.coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts,
-                                                       config.rdzv_settings.hang);
+                                                         config.rdzv_settings.hang);
   return setup;
 }
 

@@ -279,13 +279,15 @@ std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
     auto it = nodes_.find(members_[rank]);
     if (it == nodes_.end()) continue;  // not back yet after a server restart
     NodeSnapshot snapshot{
-        it->second.description, static_cast<int>(rank), first_global_rank,
+        it->second.description,
+        static_cast<int>(rank),
+        first_global_rank,
         std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.last_heartbeat),
         succeeded_.contains(members_[rank]),
         {}};
     if (it->second.progress && it->second.progress->round == round_) {
-      const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(
-          now - it->second.progress_at);
+      const auto since =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.progress_at);
       snapshot.progress = it->second.progress->ranks;
       for (RankProgress& rank_progress : snapshot.progress) rank_progress.idle += since;
     }
@@ -295,8 +297,11 @@ std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
   for (const auto& [id, node] : nodes_) {
     if (std::find(members_.begin(), members_.end(), id) != members_.end()) continue;
     snapshots.push_back(
-        {node.description, -1, 0,
-         std::chrono::duration_cast<std::chrono::milliseconds>(now - node.last_heartbeat), false,
+        {node.description,
+         -1,
+         0,
+         std::chrono::duration_cast<std::chrono::milliseconds>(now - node.last_heartbeat),
+         false,
          {}});
   }
   return snapshots;

@@ -82,7 +82,8 @@ RendezvousSettings FromProto(const v1::JobSettings& settings) {
   out.hang.timeout = std::chrono::milliseconds(std::max<int64_t>(0, settings.hang_timeout_ms()));
   out.hang.first_timeout =
       std::chrono::milliseconds(std::max<int64_t>(0, settings.hang_first_timeout_ms()));
-  out.hang.action = ParseHangAction(settings.hang_action()).value_or(HangSettings::Action::kRestart);
+  out.hang.action =
+      ParseHangAction(settings.hang_action()).value_or(HangSettings::Action::kRestart);
   return out;
 }
 

@@ -203,10 +203,9 @@ struct SessionClient::Impl {
     heartbeat.mutable_heartbeat();
     while (true) {
       MutexLock lock(mu);
-      cv.wait_until(lock, next_heartbeat,
-                    [this]() REQUIRES(mu) {
-                      return closing || stream_ended || !outbox.empty() || progress.has_value();
-                    });
+      cv.wait_until(lock, next_heartbeat, [this]() REQUIRES(mu) {
+        return closing || stream_ended || !outbox.empty() || progress.has_value();
+      });
       if (stream_ended) return;
       if (closing) {
         if (!leaving) return;

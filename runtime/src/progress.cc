@@ -17,8 +17,10 @@ ddprun::ProgressPage* Page() {
     if (!text || text->empty()) return nullptr;
     const auto fd = ddprun::ParseInteger<int>(*text, 0, 1 << 20);
     if (!fd) {
-      ddprun::GetLogger("runtime")->warn("DDPRUN_PROGRESS_FD='{}' is not a descriptor; progress "
-                                         "is not reported", *text);
+      ddprun::GetLogger("runtime")->warn(
+          "DDPRUN_PROGRESS_FD='{}' is not a descriptor; progress "
+          "is not reported",
+          *text);
       return nullptr;
     }
     auto mapping = ddprun::ProgressPageMapping::Map(*fd);

@@ -20,9 +20,7 @@ namespace {
 const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
 const std::string kProgressWorker = std::string(TEST_WORKERS_DIR) + "/progress_worker.py";
 
-bool HaveGdb() {
-  return Run({"/bin/sh", "-c", "command -v gdb"}).code() == 0;
-}
+bool HaveGdb() { return Run({"/bin/sh", "-c", "command -v gdb"}).code() == 0; }
 
 // The seconds the report says rank `rank` went without progress when the hang was found.
 double StalledSeconds(const std::string& err, int rank) {
@@ -47,73 +45,83 @@ pid_t PidInStacks(const std::string& stacks) {
 
 }  // namespace
 
-TEST_CASE("a C++ rank that stops calling collectives is named within the timeout plus 1 s, its "
-          "stacks name the function, and the job restarts and completes") {
-  if (!HaveGdb()) return SkipTest("gdb is not installed here: no native stacks to look at");
-  ScratchDir logs;
-  auto flags = HangFlags(logs, "cxx");
-  flags.insert(flags.end(), {"--nproc_per_node=3", "--max_restarts=1", kCollectivesWorker,
-                             "train", "200", "pause", "1", "10"});
-  auto result = Run(Ddprun(flags), {}, std::chrono::seconds(90));
+namespace {
+
+// A job with a 2 s hang timeout and one restart in which rank `hung` stops. Checks that it
+// completes, every rank's "done <steps> steps", one restart, and that the report named the rank
+// within the timeout plus 1 s. Returns the result and the text of the hung rank's stacks file.
+struct HungJob {
+  RunResult result;
+  std::string stacks;
+};
+HungJob RunHungJob(const ScratchDir& logs, const std::string& run_id, int nproc, int hung,
+                   const std::vector<std::string>& program, int steps) {
+  auto flags = HangFlags(logs, run_id);
+  flags.insert(flags.end(), {"--nproc_per_node=" + std::to_string(nproc), "--max_restarts=1"});
+  flags.insert(flags.end(), program.begin(), program.end());
+  HungJob job{Run(Ddprun(flags), {}, std::chrono::seconds(90)), ""};
+  const RunResult& result = job.result;
   INFO(result.out << result.err);
-  REQUIRE(result.code() == 0);
-  const double stalled = StalledSeconds(result.err, 1);
+  CHECK(result.code() == 0);
+  const double stalled = StalledSeconds(result.err, hung);
   CHECK(stalled >= 2.0);
   CHECK(stalled <= 3.0);
+  CHECK(Count(result.err, "(restart 1 of 1)") == 1);
+  for (int rank = 0; rank < nproc; ++rank) {
+    CHECK(Count(result.out, "[rank" + std::to_string(rank) + "]: done " + std::to_string(steps) +
+                                " steps") == 1);
+  }
+  job.stacks =
+      ReadFile(logs.path() + "/" + run_id + "/attempt_0/" + std::to_string(hung) + "/stacks.txt");
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a C++ rank that stops calling collectives is named within the timeout plus 1 s, its "
+    "stacks name the function, and the job restarts and completes") {
+  if (!HaveGdb()) return SkipTest("gdb is not installed here: no native stacks to look at");
+  ScratchDir logs;
+  auto [result, stacks] =
+      RunHungJob(logs, "cxx", 3, 1, {kCollectivesWorker, "train", "200", "pause", "1", "10"}, 200);
+  INFO(result.out << result.err);
   // The others wait for it inside their next collective.
   CHECK(Count(result.err, "the other 2 ranks at step 99, waiting in a collective") == 1);
-  const std::string stacks = ReadFile(logs.path() + "/cxx/attempt_0/1/stacks.txt");
   CHECK(stacks.find("StuckInUserCode") != std::string::npos);
   CHECK(stacks.find("hang: rank 1") == 0);
   // The innermost frames are quoted at the console.
-  CHECK(Count(result.err, "ddprun: stacks of rank 1: " + logs.path() + "/cxx/attempt_0/1/stacks.txt") == 1);
+  CHECK(Count(result.err,
+              "ddprun: stacks of rank 1: " + logs.path() + "/cxx/attempt_0/1/stacks.txt") == 1);
   CHECK(Count(result.err, "StuckInUserCode") >= 1);
   CHECK(Count(result.err, "hung: no progress for") == 1);
-  CHECK(Count(result.err, "(restart 1 of 1)") == 1);
-  for (int rank = 0; rank < 3; ++rank) CHECK(Count(result.out, "[rank" + std::to_string(rank) + "]: done 200 steps") == 1);
   // Only the hung rank's stacks were taken.
   CHECK_FALSE(std::filesystem::exists(logs.path() + "/cxx/attempt_0/0/stacks.txt"));
 }
 
-TEST_CASE("a Python rank stuck in a function is named, its Python stacks show the function, and "
-          "the job restarts and completes") {
+TEST_CASE(
+    "a Python rank stuck in a function is named, its Python stacks show the function, and "
+    "the job restarts and completes") {
   ScratchDir logs;
-  auto flags = HangFlags(logs, "py");
-  flags.insert(flags.end(),
-               {"--nproc_per_node=3", "--max_restarts=1", kProgressWorker, "200", "1", "0.05"});
-  auto result = Run(Ddprun(flags), {}, std::chrono::seconds(90));
+  auto [result, stacks] = RunHungJob(logs, "py", 3, 1, {kProgressWorker, "200", "1", "0.05"}, 200);
   INFO(result.out << result.err);
-  REQUIRE(result.code() == 0);
-  const double stalled = StalledSeconds(result.err, 1);
-  CHECK(stalled >= 2.0);
-  CHECK(stalled <= 3.0);
-  const std::string stacks = ReadFile(logs.path() + "/py/attempt_0/1/stacks.txt");
   CHECK(stacks.find("== Python stacks of pid") != std::string::npos);
   CHECK(stacks.find("in stuck_in_python_function") != std::string::npos);
   CHECK(Count(result.err, "in stuck_in_python_function") >= 1);
-  CHECK(Count(result.err, "(restart 1 of 1)") == 1);
-  for (int rank = 0; rank < 3; ++rank) CHECK(Count(result.out, "[rank" + std::to_string(rank) + "]: done 200 steps") == 1);
 }
 
-TEST_CASE("a rank stopped with SIGSTOP is named, its stacks say it was stopped, and it is gone "
-          "after the restart") {
+TEST_CASE(
+    "a rank stopped with SIGSTOP is named, its stacks say it was stopped, and it is gone "
+    "after the restart") {
   ScratchDir logs;
-  auto flags = HangFlags(logs, "stop");
-  flags.insert(flags.end(), {"--nproc_per_node=2", "--max_restarts=1", kCollectivesWorker,
-                             "train", "100", "stop", "0", "10"});
-  auto result = Run(Ddprun(flags), {}, std::chrono::seconds(90));
+  auto [result, stacks] =
+      RunHungJob(logs, "stop", 2, 0, {kCollectivesWorker, "train", "100", "stop", "0", "10"}, 100);
   INFO(result.out << result.err);
-  REQUIRE(result.code() == 0);
-  const double stalled = StalledSeconds(result.err, 0);
-  CHECK(stalled >= 2.0);
-  CHECK(stalled <= 3.0);
-  const std::string stacks = ReadFile(logs.path() + "/stop/attempt_0/0/stacks.txt");
   CHECK(stacks.find("the worker was stopped (SIGSTOP") != std::string::npos);
   if (HaveGdb()) CHECK(stacks.find("raise") != std::string::npos);
   const pid_t stopped = PidInStacks(stacks);
   REQUIRE(stopped > 0);
   CHECK(::kill(stopped, 0) != 0);  // SIGCONT, SIGTERM: it ended with the group
-  CHECK(Count(result.out, "[rank0]: done 100 steps") == 1);
 }
 
 TEST_CASE("a job that progresses slowly but steadily raises no alarm") {
@@ -136,8 +144,13 @@ TEST_CASE("a job that progresses slowly but steadily raises no alarm") {
 
 TEST_CASE("output counts as progress only with --hang_progress=output") {
   const std::vector<std::string> ticking = {
-      "--nproc_per_node=1", "--hang_timeout=1", "--hang_first_timeout=1", "--no_python", "/bin/sh",
-      "-c", "for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 0.4; done"};
+      "--nproc_per_node=1",
+      "--hang_timeout=1",
+      "--hang_first_timeout=1",
+      "--no_python",
+      "/bin/sh",
+      "-c",
+      "for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 0.4; done"};
   auto flags = ticking;
   flags.insert(flags.begin(), "--hang_progress=output");
   auto counted = Run(Ddprun(flags), {}, std::chrono::seconds(60));
@@ -201,11 +214,13 @@ TEST_CASE("a hang timeout that is not a number of seconds is a usage error") {
   }
   auto from_variable = Run(Ddprun({kTestWorker}), {{"PET_HANG_TIMEOUT", "later"}});
   CHECK(from_variable.code() == 2);
-  CHECK(Count(from_variable.err, "--hang_timeout must be a number of seconds, 0 or more, not 'later'") == 1);
+  CHECK(Count(from_variable.err,
+              "--hang_timeout must be a number of seconds, 0 or more, not 'later'") == 1);
 }
 
-TEST_CASE("every worker has DDPRUN_PROGRESS_FILE; the page and the Python hook only with "
-          "--hang_timeout") {
+TEST_CASE(
+    "every worker has DDPRUN_PROGRESS_FILE; the page and the Python hook only with "
+    "--hang_timeout") {
   ScratchDir logs;
   auto plain = Run(Ddprun({"--nproc_per_node=2", "--log_dir=" + logs.path(), "--run_id=plain",
                            kTestWorker, "env"}),
@@ -238,5 +253,6 @@ TEST_CASE("ddprun's Python hook runs the user's own sitecustomize after arming f
   auto result = Run(Ddprun({"--hang_timeout=60", dir / "show.py"}), {{"PYTHONPATH", dir.path()}});
   INFO(result.out << result.err);
   REQUIRE(result.code() == 0);
-  CHECK(RankLines(result.out, 0) == std::vector<std::string>{"user sitecustomize ran", "armed: True"});
+  CHECK(RankLines(result.out, 0) ==
+        std::vector<std::string>{"user sitecustomize ran", "armed: True"});
 }

@@ -104,12 +104,13 @@ TEST_CASE("across namespaces a worker failure on one node restarts both, counted
       job.network.In(0));
   INFO(status.out << status.err);
   CHECK(Count(status.out, "job nsfail: complete, round 1, restarts 1 of 1, nodes 2") == 1);
-  CHECK(Count(status.out, "last failure: rank 1 (local_rank 0) on host " + ThisHostName() +
-                              " (10.77.0.") == 1);
+  CHECK(Count(status.out,
+              "last failure: rank 1 (local_rank 0) on host " + ThisHostName() + " (10.77.0.") == 1);
 }
 
-TEST_CASE("across namespaces the server names the rank hung on the other node, that node "
-          "collects its stacks, and the job restarts and completes") {
+TEST_CASE(
+    "across namespaces the server names the rank hung on the other node, that node "
+    "collects its stacks, and the job restarts and completes") {
   auto network = NetworkOrSkip(2);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
@@ -125,14 +126,14 @@ TEST_CASE("across namespaces the server names the rank hung on the other node, t
     if (Count(agents[i]->stdout_text(), "[rank3]: rank stuck in StuckInUserCode") == 1) holder = i;
   }
   REQUIRE(holder >= 0);
-  const std::string named = "hang: rank 3 (" + TestNetwork::address(holder) +
-                            ", local 1) at step 99 for ";
+  const std::string named =
+      "hang: rank 3 (" + TestNetwork::address(holder) + ", local 1) at step 99 for ";
   for (int i = 0; i < 2; ++i) {
     INFO(agents[i]->stdout_text() << agents[i]->stderr_text());
     // The same finding reaches both nodes.
     CHECK(Count(agents[i]->stderr_text(), named) == 1);
-    CHECK(Count(agents[i]->stderr_text(), "the other 3 ranks at step 99, waiting in a collective") ==
-          1);
+    CHECK(Count(agents[i]->stderr_text(),
+                "the other 3 ranks at step 99, waiting in a collective") == 1);
     CHECK(Count(agents[i]->stdout_text(), "done 200 steps") == 2);
     CHECK(Count(agents[i]->stderr_text(), "(restart 1 of 1)") == 1);
   }
@@ -146,16 +147,17 @@ TEST_CASE("with hang detection on, ddprun status shows each rank's last progress
   auto network = NetworkOrSkip(2);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
-  auto agents = job.StartAgents(2, "progress2", "2",
-                                {"--hang_timeout=5", kCollectivesWorker, "train", "150", "none",
-                                 "0", "40"});
+  auto agents =
+      job.StartAgents(2, "progress2", "2",
+                      {"--hang_timeout=5", kCollectivesWorker, "train", "150", "none", "0", "40"});
   const std::vector<std::string> status = {"--rdzv_endpoint=" + job.endpoint,
                                            "--token-file=" + job.token_file, "--rdzv_id=progress2"};
   auto [shown, text] = AwaitStatus(
       status,
       [](const std::string& out) {
         return Count(out, "COLLECTIVES") == 1 && Count(out, " s ago") >= 4 &&
-               std::regex_search(out, std::regex(R"(\n  1 +10\.[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ s ago)"));
+               std::regex_search(
+                   out, std::regex(R"(\n  1 +10\.[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ s ago)"));
       },
       job.network.In(-1));
   INFO(text);

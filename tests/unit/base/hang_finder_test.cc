@@ -93,7 +93,8 @@ TEST_CASE("a rank without progress yet is held to the first timeout, not the tim
   ranks[0].idle = 30s;
   auto finding = FindHang(ranks, Timeout(2s));
   REQUIRE(finding);
-  CHECK(finding->description == "hang: rank 0 (h0, local 0) with no progress since it started for 30 s");
+  CHECK(finding->description ==
+        "hang: rank 0 (h0, local 0) with no progress since it started for 30 s");
   CHECK(DescribeStall(finding->hung[0]) == "no progress in the 30 s since it started");
   // Its default: the larger of the timeout and five minutes.
   HangSettings defaults;
@@ -131,7 +132,7 @@ TEST_CASE("the latch says a hang once, and again after its ranks progressed") {
   CHECK(latch.Admit(*first));
   ranks[1].idle = 3s;
   CHECK_FALSE(latch.Admit(*FindHang(ranks, Timeout(2s))));  // the same stall, longer
-  ranks[1].idle = 2500ms;  // it moved, and stalled again
+  ranks[1].idle = 2500ms;                                   // it moved, and stalled again
   CHECK(latch.Admit(*FindHang(ranks, Timeout(2s))));
   latch.Reset();
   ranks[1].idle = 9s;
@@ -150,7 +151,8 @@ TEST_CASE("ranks stalled inside a collective while another still moves are no ha
   // Node A's ranks crossed the timeout first; node B's report, a moment older, has its ranks
   // just below it: the one B holds outside a collective is the one they wait for.
   std::vector<RankProgress> ranks = {Rank(0, 99, 100, true, 2001ms), Rank(1, 99, 100, true, 2001ms),
-                                     Rank(2, 99, 100, true, 1751ms), Rank(3, 99, 99, false, 1751ms)};
+                                     Rank(2, 99, 100, true, 1751ms),
+                                     Rank(3, 99, 99, false, 1751ms)};
   CHECK_FALSE(FindHang(ranks, Timeout(2s)));
   ranks[3].idle = 2002ms;
   auto finding = FindHang(ranks, Timeout(2s));

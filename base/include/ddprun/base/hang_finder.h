@@ -48,10 +48,10 @@ struct RankProgress {
   int global_rank = 0;
   int local_rank = 0;
   std::string host;
-  int64_t step = -1;             // the last step it reported; -1: none
-  uint64_t collectives = 0;      // collectives it started
-  bool in_collective = false;    // one it started has not finished
-  bool progressed = false;       // it has made progress since it started
+  int64_t step = -1;                  // the last step it reported; -1: none
+  uint64_t collectives = 0;           // collectives it started
+  bool in_collective = false;         // one it started has not finished
+  bool progressed = false;            // it has made progress since it started
   std::chrono::milliseconds idle{0};  // since its last progress (since it started, if none)
 };
 

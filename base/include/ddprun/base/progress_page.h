@@ -22,7 +22,8 @@ struct ProgressPage {
   std::atomic<uint64_t> collectives_completed;  // of those, the ones finished (or failed)
   std::atomic<int64_t> step;                    // the last training step reported; -1: none
 };
-static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
+static_assert(std::atomic<uint64_t>::is_always_lock_free &&
+                  std::atomic<int64_t>::is_always_lock_free,
               "the progress page's counters must be lock-free to be shared between processes");
 
 // A mapping of a progress page; unmaps on destruction. Movable.

@@ -106,8 +106,8 @@ inline constexpr Variable kPythonStacksDir{"DDPRUN_PYTHON_STACKS_DIR",
                                            "where ddprun's Python hook dumps Python stacks",
                                            Writer::kSupervisor, "ddprun's Python hook", ""};
 inline constexpr Variable kPythonStacksSignal{"DDPRUN_PYTHON_STACKS_SIGNAL",
-                                              "the signal that has them dumped", Writer::kSupervisor,
-                                              "ddprun's Python hook", ""};
+                                              "the signal that has them dumped",
+                                              Writer::kSupervisor, "ddprun's Python hook", ""};
 // The runtime's knobs.
 inline constexpr Variable kBackend{"DDPRUN_BACKEND", "auto, cpu or nccl", Writer::kUser,
                                    "ddp::ProcessGroup", "auto"};

@@ -24,7 +24,7 @@ struct WorkerFailure {
   // Set when the worker hung (it was stopped by ddprun for that): what it was doing, as the hang
   // report says, e.g. "no progress for 3.0 s at step 5".
   std::string hang;
-  std::string error_file;          // its TORCHELASTIC_ERROR_FILE, a path on `host`
+  std::string error_file;  // its TORCHELASTIC_ERROR_FILE, a path on `host`
   // What the worker wrote there (empty: nothing), read on `host` for its own report; not sent.
   std::string error_file_text;
   // A hang's evidence, on `host`, for its own report; not sent: the file with the worker's stacks
