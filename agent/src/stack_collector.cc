@@ -29,7 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kExcerptFrames = 6;
 constexpr size_t kOutputLimit = 4 << 20;  // of gdb's output kept
 
-std::string Trimmed(const std::string& line) { return Trim(line); }
 
 // gdb's output for `pid`, or why there is none. Runs gdb with its output in a pipe, kills it if it
 // takes longer than `timeout`.
@@ -108,7 +107,7 @@ std::string NativeStacks(pid_t pid, std::chrono::milliseconds timeout, bool& col
   if (text.find("ptrace: Operation not permitted") != std::string::npos) {
     auto scope = ReadFileHead("/proc/sys/kernel/yama/ptrace_scope", 16);
     return "no native stacks: the kernel refused gdb's ptrace attach" +
-           (scope.ok() ? " (kernel.yama.ptrace_scope=" + Trimmed(*scope) + ")" : std::string()) +
+           (scope.ok() ? " (kernel.yama.ptrace_scope=" + Trim(*scope) + ")" : std::string()) +
            "\n" + text;
   }
   collected = text.find("\n#0 ") != std::string::npos || text.rfind("#0 ", 0) == 0;
@@ -195,7 +194,7 @@ std::vector<std::string> PythonExcerpt(const std::string& dump) {
   }
   std::vector<std::string> frames;
   for (size_t i = start + 1; i < lines.size() && frames.size() < kExcerptFrames; ++i) {
-    const std::string line = Trimmed(lines[i]);
+    const std::string line = Trim(lines[i]);
     if (line.rfind("File ", 0) != 0) break;
     frames.push_back(line);
   }
@@ -216,7 +215,7 @@ std::vector<std::string> NativeExcerpt(const std::string& gdb_output, pid_t pid)
   if (start == lines.size()) start = 0;  // one thread: gdb prints no heading
   std::vector<std::string> frames;
   for (size_t i = start; i < lines.size() && frames.size() < kExcerptFrames; ++i) {
-    std::string line = Trimmed(lines[i]);
+    std::string line = Trim(lines[i]);
     if (line.rfind("#", 0) != 0) {
       if (!frames.empty()) break;
       continue;
@@ -224,7 +223,7 @@ std::vector<std::string> NativeExcerpt(const std::string& gdb_output, pid_t pid)
     // "#1  0x00007f... in nanosleep () from ..." -> "#1 nanosleep () from ..."
     const size_t number_end = line.find(' ');
     if (number_end == std::string::npos) continue;
-    std::string rest = Trimmed(line.substr(number_end));
+    std::string rest = Trim(line.substr(number_end));
     const size_t in = rest.find(" in ");
     if (rest.rfind("0x", 0) == 0 && in != std::string::npos) rest = rest.substr(in + 4);
     frames.push_back(line.substr(0, number_end) + " " + rest);
@@ -279,6 +278,13 @@ CollectedStacks CollectOne(const StackRequest& request, std::chrono::millisecond
 }
 
 }  // namespace
+
+std::string FormatForConsole(int global_rank, const CollectedStacks& stacks) {
+  std::string text = "ddprun: stacks of rank " + std::to_string(global_rank) + ": " +
+                     (stacks.stacks_file.empty() ? "not saved" : stacks.stacks_file) + "\n";
+  for (const std::string& frame : Lines(stacks.excerpt)) text += "    " + frame + "\n";
+  return text;
+}
 
 std::vector<CollectedStacks> CollectStacks(const std::vector<StackRequest>& requests,
                                            std::chrono::milliseconds timeout) {

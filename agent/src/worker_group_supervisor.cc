@@ -194,14 +194,7 @@ struct WorkerGroupSupervisor::Impl {
     stack_collection.reset();
     std::string printed;
     for (size_t i = 0; i < hung_here.size(); ++i) {
-      printed += "ddprun: stacks of rank " + std::to_string(hung_here[i].second.global_rank) +
-                 ": " + (stacks[i].stacks_file.empty() ? "not saved" : stacks[i].stacks_file) +
-                 "\n";
-      for (size_t start = 0; start < stacks[i].excerpt.size();) {
-        const size_t end = stacks[i].excerpt.find('\n', start);
-        printed += "    " + stacks[i].excerpt.substr(start, end - start) + "\n";
-        start = end == std::string::npos ? stacks[i].excerpt.size() : end + 1;
-      }
+      printed += FormatForConsole(hung_here[i].second.global_rank, stacks[i]);
     }
     (void)WriteAll(STDERR_FILENO, printed, "the hang's stacks to stderr");
     if (stop_deferred) {

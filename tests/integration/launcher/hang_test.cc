@@ -166,7 +166,7 @@ TEST_CASE("output counts as progress only with --hang_progress=output") {
   CHECK(Count(uncounted.err, "hung: no progress in the") == 1);
 }
 
-TEST_CASE("--hang_action=stacks reports the hang and leaves the job running") {
+TEST_CASE("the hang action stacks reports the hang and leaves the job running") {
   ScratchDir logs;
   auto flags = HangFlags(logs, "report");
   flags.insert(flags.end(), {"--hang_action=stacks", "--nproc_per_node=2", "--max_restarts=1",
@@ -182,7 +182,7 @@ TEST_CASE("--hang_action=stacks reports the hang and leaves the job running") {
   CHECK(Count(result.out, "done 40 steps") == 2);
 }
 
-TEST_CASE("--hang_action=fail ends the job at the first hang, with the stacks in the report") {
+TEST_CASE("the hang action fail ends the job at the first hang, with the stacks in the report") {
   ScratchDir logs;
   auto flags = HangFlags(logs, "fail");
   flags.insert(flags.end(), {"--hang_action=fail", "--nproc_per_node=2", "--max_restarts=3",
@@ -219,7 +219,7 @@ TEST_CASE("a hang timeout that is not a number of seconds is a usage error") {
 }
 
 TEST_CASE(
-    "every worker has DDPRUN_PROGRESS_FILE; the page and the Python hook only with "
+    "every worker has DDPRUN_PROGRESS_FILE, and the page and the Python hook only with "
     "--hang_timeout") {
   ScratchDir logs;
   auto plain = Run(Ddprun({"--nproc_per_node=2", "--log_dir=" + logs.path(), "--run_id=plain",

@@ -70,7 +70,7 @@ TEST_CASE("when every rank is stalled the ranks behind the others are named") {
         "ranks at step 1580, waiting in a collective");
 }
 
-TEST_CASE("level ranks: the ones outside a collective are named; all inside one, all are") {
+TEST_CASE("level ranks: the ones outside a collective are named, and all when all are inside one") {
   std::vector<RankProgress> ranks = {Rank(0, 99, 200, true, 3s), Rank(1, 99, 200, false, 3s),
                                      Rank(2, 99, 200, true, 3s)};
   auto finding = FindHang(ranks, Timeout(2s));

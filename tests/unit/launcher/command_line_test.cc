@@ -181,7 +181,7 @@ TEST_CASE("the flag --run_path runs any file as a Python script, even over --no_
   CHECK_THAT(ErrorOf({"--run_path", "-m", "pkg.mod"}), Catch::Contains("--run_path"));
 }
 
-TEST_CASE("the hang flags set the hang settings; a flag wins over --rdzv_conf and PET_*") {
+TEST_CASE("the hang flags set the hang settings, and a flag wins over --rdzv_conf and PET_*") {
   using namespace std::chrono_literals;
   const HangSettings off = Parsed({"/bin/true"}).rdzv_settings.hang;
   CHECK_FALSE(off.enabled());

@@ -33,6 +33,9 @@ struct CollectedStacks {
   std::string excerpt;  // innermost frames, one per line, or why there are none
 };
 
+// "ddprun: stacks of rank 3: FILE" and the excerpt, indented: what the console shows.
+std::string FormatForConsole(int global_rank, const CollectedStacks& stacks);
+
 // Collects the stacks of every request, in parallel; each within `timeout`.
 std::vector<CollectedStacks> CollectStacks(const std::vector<StackRequest>& requests,
                                            std::chrono::milliseconds timeout);
