@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "ddprun/agent/input_forwarder.h"
@@ -26,6 +27,7 @@
 #include "exported_environment.h"
 #include "hang_options.h"
 #include "host_list.h"
+#include "slurm_step.h"
 #include "torchrun_compat_options.h"
 
 namespace ddprun {
@@ -56,6 +58,7 @@ struct RawOptions {
   std::string tee = "0";
   std::string local_ranks_filter;
   int node_rank = 0;
+  bool node_rank_given = false;  // set from the parse: the flag or PET_NODE_RANK
   std::string master_addr = "127.0.0.1";
   int master_port = -1;
   double shutdown_timeout = 30;
@@ -416,6 +419,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
                                 std::to_string(raw.node_rank));
   }
   config.node_rank = raw.node_rank;
+  config.node_rank_given = raw.node_rank_given;
   if (raw.master_port != -1 && (raw.master_port < 1 || raw.master_port > 65535)) {
     return InvalidArgumentError("--master_port must be from 1 to 65535, not " +
                                 std::to_string(raw.master_port));
@@ -479,6 +483,47 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
     config.log_dir = raw.log_dir;
   }
   return config;
+}
+
+// Fills in, from the Slurm step ddprun runs in, the flags the user left out (slurm_step.h). A
+// --nnodes or --node_rank that contradicts the step is refused. With --standalone only
+// --nproc_per_node is taken: the user asked for one node.
+Status ApplySlurmStep(CLI::App& app, RawOptions& raw, LaunchConfig& slurm) {
+  ASSIGN_OR_RETURN(auto step, ReadSlurmStep(CurrentEnvironment(), CountGpus()));
+  if (!step) return Status::Ok();
+  const std::map<std::string, std::string*> strings = {{"--nnodes", &raw.nnodes},
+                                                       {"--rdzv_endpoint", &raw.rdzv_endpoint},
+                                                       {"--rdzv_id", &raw.run_id},
+                                                       {"--nproc_per_node", &raw.nproc_per_node}};
+  std::vector<DerivedFlag> taken;
+  for (const DerivedFlag& derived : step->flags) {
+    if (raw.standalone && derived.flag != "--nproc_per_node") continue;
+    if (app.count(derived.flag) > 0) {
+      const bool contradicts =
+          (derived.flag == "--nnodes" && raw.nnodes.find(':') == std::string::npos &&
+           raw.nnodes != derived.value) ||
+          (derived.flag == "--node_rank" && std::to_string(raw.node_rank) != derived.value);
+      if (contradicts) {
+        return InvalidArgumentError(
+            derived.flag + "=" + (derived.flag == "--nnodes" ? raw.nnodes
+                                                             : std::to_string(raw.node_rank)) +
+            " contradicts the Slurm step (" + derived.flag + "=" + derived.value + " from " +
+            derived.source + "); leave the flag out under srun");
+      }
+      continue;  // given, and so it stands
+    }
+    if (derived.flag == "--node_rank") {
+      raw.node_rank = std::stoi(derived.value);
+      raw.node_rank_given = true;
+    } else {
+      *strings.at(derived.flag) = derived.value;
+    }
+    taken.push_back(derived);
+  }
+  step->flags = std::move(taken);
+  slurm.scheduler = step->Describe();
+  slurm.scheduler_banner = step->Banner();
+  return Status::Ok();
 }
 
 // A job for the daemons of --hosts: the flags checked as for one node, the agent's options
@@ -591,6 +636,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
     return UsageError{std::string(e.what()) + " (see ddprun --help)"};
   }
   if (raw.version) return VersionRequest{};
+  raw.node_rank_given = app.count("--node_rank") > 0;
   if (!raw.hosts.empty() || !raw.hostfile.empty()) {
     auto submit = ResolveSubmit(raw, app, own, program_args);
     if (!submit.ok()) return UsageError{submit.status().message()};
@@ -601,8 +647,12 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
       return UsageError{std::string(submit_only) + " is for jobs on many hosts; give --hosts"};
     }
   }
+  LaunchConfig scheduler;  // what a Slurm step filled in, and says of itself
+  if (Status s = ApplySlurmStep(app, raw, scheduler); !s.ok()) return UsageError{s.message()};
   auto config = Resolve(raw, program_args);
   if (!config.ok()) return UsageError{config.status().message()};
+  config->scheduler = scheduler.scheduler;
+  config->scheduler_banner = scheduler.scheduler_banner;
   return std::move(config).value();
 }
 

@@ -184,6 +184,10 @@ int Launch(const LaunchConfig& config) {
   options.nproc = config.nproc_per_node;
   options.worker_argv = config.worker_argv;
   options.program_label = ProgramLabel(config);
+  if (!config.scheduler.empty()) {
+    log->info("{}", config.scheduler_banner);
+    options.program_label += " [" + config.scheduler + "]";  // the failure report says where
+  }
   // Set by ddprund for the agents of a job submitted with --hosts (docs/environment.md).
   options.report_only_own_root_cause = std::getenv("DDPRUN_HOSTED_JOB") != nullptr;
   options.output.redirects = config.redirects;

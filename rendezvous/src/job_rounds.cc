@@ -29,6 +29,19 @@ Status JobRounds::ValidateNode(const NodeDescription& node) const {
   if (node.node_id.empty() || node.host.empty() || node.nproc < 1) {
     return InvalidArgumentError("a node must have an id, a host and at least one worker");
   }
+  if (node.requested_group_rank >= settings_.max_nodes) {
+    return InvalidArgumentError("node " + node.host + " asks for node rank " +
+                                std::to_string(node.requested_group_rank) + " of a job of at most " +
+                                std::to_string(settings_.max_nodes) + " nodes");
+  }
+  for (const auto& [id, other] : nodes_) {
+    if (id != node.node_id && node.requested_group_rank >= 0 && !other.disconnected_at &&
+        other.description.requested_group_rank == node.requested_group_rank) {
+      return InvalidArgumentError("node " + node.host + " asks for node rank " +
+                                  std::to_string(node.requested_group_rank) + ", which node " +
+                                  other.description.host + " has already asked for");
+    }
+  }
   return Status::Ok();
 }
 
@@ -358,6 +371,11 @@ void JobRounds::CompleteRound() {
     if (a->previous_group_rank.has_value() != b->previous_group_rank.has_value()) {
       return a->previous_group_rank.has_value();
     }
+    // The ranks nodes asked for (--node_rank), as torchrun's static rendezvous gives them.
+    const int want_a = a->description.requested_group_rank;
+    const int want_b = b->description.requested_group_rank;
+    if ((want_a >= 0) != (want_b >= 0)) return want_a >= 0;
+    if (want_a >= 0 && want_a != want_b) return want_a < want_b;
     if (a->previous_group_rank && *a->previous_group_rank != *b->previous_group_rank) {
       return *a->previous_group_rank < *b->previous_group_rank;
     }

@@ -116,10 +116,13 @@ void ToProto(const NodeDescription& node, v1::NodeDescription& out) {
   out.set_host(node.host);
   out.set_nproc(node.nproc);
   out.set_master_port(node.master_port);
+  out.set_has_requested_group_rank(node.requested_group_rank >= 0);
+  out.set_requested_group_rank(node.requested_group_rank);
 }
 
 NodeDescription FromProto(const v1::NodeDescription& node) {
-  return {node.node_id(), node.host(), node.nproc(), node.master_port()};
+  return {node.node_id(), node.host(), node.nproc(), node.master_port(),
+          node.has_requested_group_rank() ? node.requested_group_rank() : -1};
 }
 
 void ToProto(const RunningRound& round, v1::AgentMessage::RunningRound& out) {

@@ -533,3 +533,24 @@ TEST_CASE("under hang_action=fail a hang ends the job though restarts are left")
   CHECK(failed["b"].reason.find("hung: no progress for 2.0 s at step 4") != std::string::npos);
   CHECK(job.rounds.state() == JobRounds::State::kFailed);
 }
+
+TEST_CASE("nodes that ask for a node rank get it, whatever the order they join in") {
+  Job job(Nodes(3, 3));
+  for (const auto& [id, rank] : std::vector<std::pair<std::string, int>>{{"c", 0}, {"a", 2}}) {
+    REQUIRE(job.rounds.Join({id, "host-" + id, 2, 29500, rank}, job.now).ok());
+  }
+  // A rank asked for twice, or beyond the job's size, is refused with the reason.
+  const Status twice = job.rounds.Join({"d", "host-d", 2, 29500, 2}, job.now);
+  CHECK(twice.message() == "node host-d asks for node rank 2, which node host-a has already asked for");
+  CHECK(job.rounds.Join({"e", "host-e", 2, 29500, 3}, job.now).code() ==
+        StatusCode::kInvalidArgument);
+  REQUIRE(job.rounds.Join({"b", "host-b", 2, 29500, 1}, job.now).ok());
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 3);
+  CHECK(ready["c"].assignment.group_rank == 0);
+  CHECK(ready["b"].assignment.group_rank == 1);
+  CHECK(ready["a"].assignment.group_rank == 2);
+  CHECK(ready["a"].assignment.first_global_rank == 4);
+  CHECK(ready["b"].assignment.master_addr == "host-c");
+}

@@ -19,6 +19,9 @@ struct LaunchConfig {
   int min_nodes = 1;
   int max_nodes = 1;
   int node_rank = 0;
+  // --node_rank (or SLURM_NODEID) was given: in a multi-node job the node asks the rendezvous for
+  // that group rank, as under torchrun's static rendezvous; otherwise ranks follow the joins.
+  bool node_rank_given = false;
   int max_restarts = 0;  // worker-group failures that may be restarted
   bool standalone = false;
   std::string run_id = "none";
@@ -40,6 +43,10 @@ struct LaunchConfig {
   std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace
   // torchrun's --virtual_local_rank: LOCAL_RANK=0, CUDA_VISIBLE_DEVICES the worker's own GPU.
   bool virtual_local_rank = false;
+  // The scheduler whose variables filled in flags the user left out ("Slurm job 12, step 0"),
+  // and the line that says which and from where (logged at info level); empty outside one.
+  std::string scheduler;
+  std::string scheduler_banner;
   // The worker's command line, resolved: the executable's path first, then its arguments.
   std::vector<std::string> worker_argv;
 

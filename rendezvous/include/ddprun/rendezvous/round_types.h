@@ -34,6 +34,9 @@ struct NodeDescription {
   std::string host;     // address the other nodes reach it at
   int nproc = 1;        // workers it runs
   int master_port = 0;  // a port it reserved, used as MASTER_PORT if it becomes group rank 0
+  // The group rank it asks for (--node_rank, SLURM_NODEID), as torchrun's static rendezvous
+  // gives it; -1: any (ranks follow the order of joining).
+  int requested_group_rank = -1;
 };
 
 // What a node learns when its round completes.
