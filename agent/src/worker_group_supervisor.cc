@@ -63,6 +63,7 @@ struct WorkerGroupSupervisor::Impl {
         coordinator(*options.coordinator),
         children(io, SIGCHLD),
         stop_signals(io, SIGINT, SIGTERM, SIGHUP),
+        forwarded_signals(io, SIGUSR1, SIGUSR2),
         output_router(io, options.output),
         group_stop(io, options.shutdown_timeout, options.kill_timeout),
         window_changes(io),
@@ -83,6 +84,7 @@ struct WorkerGroupSupervisor::Impl {
   RoundCoordinator& coordinator;
   boost::asio::signal_set children;
   boost::asio::signal_set stop_signals;
+  boost::asio::signal_set forwarded_signals;  // passed to every worker; the job runs on
   OutputRouter output_router;
   GroupStop group_stop;
   boost::asio::signal_set window_changes;
@@ -293,6 +295,23 @@ struct WorkerGroupSupervisor::Impl {
       if (error) return;
       OnStopSignal(signal_number);
       if (phase != Phase::kDone) WatchStopSignals();
+    });
+  }
+
+  // SIGUSR1 and SIGUSR2 (Slurm's --signal=B:USR1@120 before a preemption, a checkpoint
+  // request): to every running worker's process group, at once; nothing else changes.
+  void WatchForwardedSignals() {
+    forwarded_signals.async_wait([this](const boost::system::error_code& error, int signal_number) {
+      if (error) return;
+      const std::vector<pid_t> pids = AlivePids();
+      log->info("forwarding {} to {} worker(s)", SignalName(signal_number), pids.size());
+      for (pid_t pid : pids) {
+        if (::kill(-pid, signal_number) != 0 && errno != ESRCH) {
+          log->error("cannot send {} to worker pid {}: {}", SignalName(signal_number), pid,
+                     std::strerror(errno));
+        }
+      }
+      if (phase != Phase::kDone) WatchForwardedSignals();
     });
   }
 
@@ -560,6 +579,7 @@ struct WorkerGroupSupervisor::Impl {
     boost::system::error_code ignored;
     children.cancel(ignored);
     stop_signals.cancel(ignored);
+    forwarded_signals.cancel(ignored);
     window_changes.cancel(ignored);
     progress_timer.cancel();
     if (input_forwarder) input_forwarder->Stop();
@@ -575,6 +595,7 @@ WorkerGroupSupervisor::~WorkerGroupSupervisor() = default;
 int WorkerGroupSupervisor::Run() {
   impl_->WatchChildren();
   impl_->WatchStopSignals();
+  impl_->WatchForwardedSignals();
   impl_->WatchWindowChanges();
   impl_->Begin();
   impl_->io.run();

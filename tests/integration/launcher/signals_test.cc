@@ -91,3 +91,28 @@ TEST_CASE("a worker that exits 0 while the others run does not end the job") {
     CHECK(RankLines(ddprun.stdout_text(), rank) == expected);
   }
 }
+
+TEST_CASE("SIGUSR1 and SIGUSR2 to ddprun reach every worker, and the job runs on") {
+  // Each worker traps both: USR1 is a checkpoint request (it goes on), USR2 ends it with 0.
+  ChildProcess ddprun(Ddprun(
+      {"--standalone", "--nproc_per_node=2", "--no_python", "/bin/sh", "-c",
+       "trap 'echo got USR1' USR1; trap 'echo got USR2; exit 0' USR2; echo ready $$; "
+       "while :; do sleep 0.05; done"}));
+  REQUIRE(WaitForReadyWorkers(ddprun, 2).size() == 2);
+  ddprun.Signal(SIGUSR1);
+  for (int rank = 0; rank < 2; ++rank) {
+    REQUIRE(ddprun.WaitForStdoutLine([rank](const std::string& line) {
+      return line == "[rank" + std::to_string(rank) + "]: got USR1";
+    }));
+  }
+  ddprun.Signal(SIGUSR1);  // again: still running, still forwarded
+  ddprun.Signal(SIGUSR2);
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    auto lines = RankLines(ddprun.stdout_text(), rank);
+    CHECK(std::count(lines.begin(), lines.end(), "got USR2") == 1);
+    CHECK(std::count(lines.begin(), lines.end(), "got USR1") >= 1);
+  }
+}

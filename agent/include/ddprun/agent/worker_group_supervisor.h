@@ -18,6 +18,8 @@
 //   supervisor samples, ProgressMonitor): the stacks of this node's hung workers are collected
 //   first (StackCollector) and printed; then, unless --hang_action=stacks, the hung workers are
 //   failures like any other (the same bounded stop, a restart within max_restarts).
+// - SIGUSR1 or SIGUSR2 to the agent: forwarded to every running worker (a checkpoint request
+//   before a preemption); the job runs on.
 // - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
 //   kernel) is abandoned with an error in the log, never waited for forever.
 //
