@@ -59,6 +59,7 @@ struct RawOptions {
   std::string local_ranks_filter;
   int node_rank = 0;
   bool node_rank_given = false;  // set from the parse: the flag or PET_NODE_RANK
+  bool master_addr_given = false;  // the same for --master_addr (PET_MASTER_ADDR)
   std::string master_addr = "127.0.0.1";
   int master_port = -1;
   double shutdown_timeout = 30;
@@ -206,6 +207,9 @@ std::string RandomRunId() {
   return HexEncode(bytes, 4) + "-" + HexEncode(bytes + 4, 2) + "-" + HexEncode(bytes + 6, 2) + "-" +
          HexEncode(bytes + 8, 2) + "-" + HexEncode(bytes + 10, 6);
 }
+
+// torchrun's default --master_port.
+constexpr int kTorchrunMasterPort = 29500;
 
 // Every flag, with torchrun's spellings and PET_* variable.
 void DefineOptions(CLI::App& app, RawOptions& raw) {
@@ -356,12 +360,21 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   config.rdzv_settings.max_restarts = config.max_restarts;
   config.multi_node = !raw.standalone && (!raw.rdzv_endpoint.empty() || config.max_nodes > 1);
   if (!config.multi_node) return Status::Ok();
-  if (raw.rdzv_endpoint.empty()) {
+  std::string endpoint_text = raw.rdzv_endpoint;
+  if (endpoint_text.empty() && backend == "static" && raw.master_addr_given) {
+    // torchrun's static rendezvous meets at --master_addr:--master_port (Kubeflow's PyTorchJob
+    // and TrainJob give only those): so does ddprun's, whose server node 0's agent then hosts.
+    // The workers' MASTER_PORT is then a port of its own, not the rendezvous's.
+    endpoint_text = raw.master_addr + ":" +
+                    std::to_string(raw.master_port != -1 ? raw.master_port : kTorchrunMasterPort);
+    config.rendezvous_at_master = true;
+  }
+  if (endpoint_text.empty()) {
     return InvalidArgumentError("--nnodes=" + raw.nnodes +
                                 " needs --rdzv_endpoint=HOST:PORT (the same on every node) and "
                                 "--rdzv_id=JOB");
   }
-  ASSIGN_OR_RETURN(auto endpoint, ParseEndpoint(raw.rdzv_endpoint, kDefaultRendezvousPort));
+  ASSIGN_OR_RETURN(auto endpoint, ParseEndpoint(endpoint_text, kDefaultRendezvousPort));
   config.rdzv_host = endpoint.host;
   config.rdzv_port = endpoint.port;
   ASSIGN_OR_RETURN(config.security,
@@ -424,7 +437,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
     return InvalidArgumentError("--master_port must be from 1 to 65535, not " +
                                 std::to_string(raw.master_port));
   }
-  if (raw.master_port != -1) config.master_port = raw.master_port;
+  if (raw.master_port != -1 && !config.rendezvous_at_master) config.master_port = raw.master_port;
   if (raw.master_addr.empty()) return InvalidArgumentError("--master_addr must not be empty");
   config.master_addr = raw.master_addr;
   if (!(raw.shutdown_timeout >= 0) || raw.shutdown_timeout > 86400) {
@@ -637,6 +650,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
   }
   if (raw.version) return VersionRequest{};
   raw.node_rank_given = app.count("--node_rank") > 0;
+  raw.master_addr_given = app.count("--master_addr") > 0;
   if (!raw.hosts.empty() || !raw.hostfile.empty()) {
     auto submit = ResolveSubmit(raw, app, own, program_args);
     if (!submit.ok()) return UsageError{submit.status().message()};

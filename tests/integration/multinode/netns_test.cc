@@ -1,7 +1,10 @@
 // Multi-node jobs across network namespaces: each agent on its own address, the daemon on the
 // switch's, so nothing can pass through loopback. Skipped, with the reason, where namespaces
 // cannot be made (not root, no iproute2).
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <thread>
 
 #include "netns_support.h"
 
@@ -163,4 +166,78 @@ TEST_CASE("with hang detection on, ddprun status shows each rank's last progress
   INFO(text);
   CHECK(shown);
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
+}
+
+namespace {
+
+// What a pod's DNS says, for each node namespace: /etc/netns/<namespace>/hosts, which
+// `ip netns exec` mounts over /etc/hosts. Removed with the object.
+class PodNames {
+ public:
+  PodNames(const TestNetwork& network, int nodes, const std::string& hosts)
+      : made_parent_(!std::filesystem::exists(kParent)) {
+    for (int i = 0; i < nodes; ++i) {
+      const std::string dir = std::string(kParent) + "/" + network.node_name(i);
+      std::filesystem::create_directories(dir);
+      std::ofstream(dir + "/hosts") << "127.0.0.1 localhost\n" << hosts;
+      dirs_.push_back(dir);
+    }
+  }
+  ~PodNames() {
+    for (const auto& dir : dirs_) std::filesystem::remove_all(dir);
+    std::error_code ignored;
+    if (made_parent_) std::filesystem::remove(kParent, ignored);
+  }
+
+ private:
+  static constexpr const char* kParent = "/etc/netns";
+  const bool made_parent_;
+  std::vector<std::string> dirs_;
+};
+
+}  // namespace
+
+TEST_CASE("two PyTorchJob pods, given the operator's environment, form torchrun's world") {
+  auto network = NetworkOrSkip(2);
+  if (!network) return;
+  const PodNames names(*network, 2,
+                       TestNetwork::address(0) + " demo-master-0\n" + TestNetwork::address(1) +
+                           " demo-worker-0\n");
+  // training-operator v1.9, PyTorchJob "demo": a Master and a Worker, nprocPerNode "2", port
+  // 23456 (pkg/controller.v1/pytorch/envvar.go and master.go), as the pods get it.
+  auto pod = [&](int node_rank) {
+    return std::vector<std::string>{"env",
+                                    "PYTHONUNBUFFERED=1",
+                                    "MASTER_PORT=23456",
+                                    "PET_MASTER_PORT=23456",
+                                    "MASTER_ADDR=demo-master-0",
+                                    "PET_MASTER_ADDR=demo-master-0",
+                                    "WORLD_SIZE=4",
+                                    "RANK=" + std::to_string(node_rank),
+                                    "PET_NODE_RANK=" + std::to_string(node_rank),
+                                    "PET_NPROC_PER_NODE=2",
+                                    "PET_NNODES=2"};
+  };
+  // The worker pod starts first: its ranks still follow its node rank, not the order of joining.
+  std::vector<std::unique_ptr<ChildProcess>> pods(2);
+  for (int node_rank : {1, 0}) {
+    auto prefix = network->In(node_rank);
+    auto env = pod(node_rank);
+    prefix.insert(prefix.end(), env.begin(), env.end());
+    pods[node_rank] = StartAgent({kTestWorker, "env"}, prefix);
+    if (node_rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  for (int node_rank = 0; node_rank < 2; ++node_rank) {
+    INFO(pods[node_rank]->stdout_text() << pods[node_rank]->stderr_text());
+    REQUIRE(ExitCode(*pods[node_rank]) == 0);
+    for (int local = 0; local < 2; ++local) {
+      const int rank = node_rank * 2 + local;  // torchrun's static rendezvous: node rank order
+      auto env = RankVariables(pods[node_rank]->stdout_text(), rank);
+      CHECK(env["RANK"] == std::to_string(rank));
+      CHECK(env["LOCAL_RANK"] == std::to_string(local));
+      CHECK(env["GROUP_RANK"] == std::to_string(node_rank));
+      CHECK(env["WORLD_SIZE"] == "4");
+      CHECK(env["MASTER_ADDR"] == TestNetwork::address(0));
+    }
+  }
 }

@@ -62,6 +62,10 @@ struct LaunchConfig {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string local_addr;
+  // No --rdzv_endpoint, but --master_addr (torchrun's static rendezvous, as Kubeflow's operators
+  // set it up): the rendezvous is at --master_addr:--master_port, and the workers' MASTER_PORT is
+  // reserved apart.
+  bool rendezvous_at_master = false;
 };
 
 }  // namespace ddprun
