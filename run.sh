@@ -22,9 +22,10 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
 # the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
 # to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
 # the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer; gdb for
-# the stacks a hang's report quotes.
+# the stacks a hang's report quotes; Slurm and MUNGE, whose daemons the Slurm tests start
+# themselves (a one-host cluster of their own; the packages' services are not started).
 TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb)
+               gdb slurm-wlm munge)
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -43,8 +44,19 @@ deps() {
   if [ ${#missing[@]} -eq 0 ]; then return; fi
   echo "run.sh: installing ${missing[*]}"
   as_root apt-get update -q
+  # No package starts a service while installed (munge, slurmd...): the tests start what they
+  # need. policy-rc.d is Debian's switch for that, removed again unless it was there before.
+  local own_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d > /dev/null
+    as_root chmod +x /usr/sbin/policy-rc.d
+    own_policy=1
+  fi
+  local status=0
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    "${missing[@]}"
+    "${missing[@]}" || status=$?
+  if [ "$own_policy" -eq 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; fi
+  return "$status"
 }
 
 # build DIR [extra cmake arguments...]: configures and builds everything, or only the targets

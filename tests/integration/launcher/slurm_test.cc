@@ -153,6 +153,15 @@ TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and tra
   CHECK(Count(result.err, ":29400 (the first node of SLURM_STEP_NODELIST=") == 1);
   CHECK(Count(result.err, "--rdzv_id=slurm-") == 1);
 
+  // A failure's report says which Slurm job and step it was.
+  auto failed = Run({cluster->Which("srun"), "-N1", "--ntasks-per-node=1", kDdprun,
+                     "--nproc_per_node=2", kTestWorker, "exit", "1", "3"},
+                    cluster->env(), std::chrono::seconds(60));
+  INFO(failed.err);
+  CHECK(failed.code() == 3);
+  CHECK(Count(failed.err, "exit 1 3 [Slurm job ") == 1);
+  CHECK(Count(failed.err, ", step 0] FAILED") == 1);
+
   // Two tasks on the node: refused with the hint, before anything starts.
   auto two = Run({cluster->Which("srun"), "-N1", "--ntasks-per-node=2", kDdprun, kTestWorker,
                   "env"},
