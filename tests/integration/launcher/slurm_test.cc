@@ -18,7 +18,7 @@ using namespace ddprun::testing;
 
 namespace {
 
-const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
+const std::string kTrainExample = TRAIN_EXAMPLE_BINARY;
 
 // The path of `program` on PATH, or "".
 std::string FindProgram(const std::string& program) {
@@ -142,11 +142,12 @@ TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and tra
   // Two workers a node from --nproc_per_node (no GPUs to take it from); every rendezvous flag
   // from the step.
   auto result = Run({cluster->Which("srun"), "-N1", "--ntasks-per-node=1", kDdprun,
-                     "--nproc_per_node=2", kCollectivesWorker, "train", "30", "none", "0", "0"},
+                     "--nproc_per_node=2", kTrainExample, "--epochs", "1"},
                     env, std::chrono::seconds(90));
   INFO(result.out << result.err << cluster->Logs());
   REQUIRE(result.code() == 0);
-  CHECK(Count(result.out, "done 30 steps") == 2);
+  CHECK(Count(result.out, "[rank0]: held-out loss ") == 1);  // the trainer ran to its end
+  CHECK(Count(result.out, "[rank0]: epoch 0 step 128/128") == 1);
   // One banner line: each derived value and where it came from.
   CHECK(Count(result.err, ", step 0: --nnodes=1 (SLURM_STEP_NUM_NODES) --node_rank=0 "
                           "(SLURM_NODEID) --rdzv_endpoint=") == 1);
