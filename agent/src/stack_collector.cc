@@ -29,7 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kExcerptFrames = 6;
 constexpr size_t kOutputLimit = 4 << 20;  // of gdb's output kept
 
-
 // gdb's output for `pid`, or why there is none. Runs gdb with its output in a pipe, kills it if it
 // takes longer than `timeout`.
 std::string NativeStacks(pid_t pid, std::chrono::milliseconds timeout, bool& collected) {

@@ -58,7 +58,7 @@ struct RawOptions {
   std::string tee = "0";
   std::string local_ranks_filter;
   int node_rank = 0;
-  bool node_rank_given = false;  // set from the parse: the flag or PET_NODE_RANK
+  bool node_rank_given = false;    // set from the parse: the flag or PET_NODE_RANK
   bool master_addr_given = false;  // the same for --master_addr (PET_MASTER_ADDR)
   std::string master_addr = "127.0.0.1";
   int master_port = -1;
@@ -518,8 +518,8 @@ Status ApplySlurmStep(CLI::App& app, RawOptions& raw, LaunchConfig& slurm) {
           (derived.flag == "--node_rank" && std::to_string(raw.node_rank) != derived.value);
       if (contradicts) {
         return InvalidArgumentError(
-            derived.flag + "=" + (derived.flag == "--nnodes" ? raw.nnodes
-                                                             : std::to_string(raw.node_rank)) +
+            derived.flag + "=" +
+            (derived.flag == "--nnodes" ? raw.nnodes : std::to_string(raw.node_rank)) +
             " contradicts the Slurm step (" + derived.flag + "=" + derived.value + " from " +
             derived.source + "); leave the flag out under srun");
       }

@@ -25,37 +25,43 @@ Status Contradiction(const std::string& what) {
                               "; run ddprun with srun inside the allocation, or give the flags");
 }
 
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
+
 // SLURM_STEP_TASKS_PER_NODE ("1(x4)", "2,1(x3)"): the most tasks on one node; nullopt when it
 // cannot be read.
 std::optional<int> MostTasksOnANode(const std::string& text) {
   int most = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
+  for (const std::string& item : SplitCommas(text)) {
     const auto tasks = ParseInteger<int>(item.substr(0, item.find('(')), 0);
     if (!tasks) return std::nullopt;
     most = std::max(most, *tasks);
-    start = end + 1;
   }
   return most;
 }
 
-// SLURM_GPUS_PER_NODE: "4", "a100:4", "a100:2,v100:2" (summed); nullopt otherwise.
+// SLURM_GPUS_PER_NODE: "4", "a100:4", "a100:2,v100:2" (summed), "a100:4(S:0-1)"; nullopt
+// otherwise.
 std::optional<int> GpusPerNode(const std::string& text) {
   int total = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    item = item.substr(item.rfind(':') == std::string::npos ? 0 : item.rfind(':') + 1);
-    item = item.substr(0, item.find('('));  // "a100:4(S:0-1)"
+  for (std::string item : SplitCommas(text)) {
+    item = item.substr(0, item.find('('));  // "(S:0-1)": the sockets, not the count
+    if (const size_t colon = item.rfind(':'); colon != std::string::npos) {
+      item = item.substr(colon + 1);
+    }
     const auto count = ParseInteger<int>(item, 0, 1 << 16);
     if (!count) return std::nullopt;
     total += *count;
-    start = end + 1;
   }
   return total;
 }
@@ -93,8 +99,8 @@ Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment
     if (!most) return Contradiction(per_node->first + "='" + per_node->second + "' is unreadable");
     if (*most > 1) {
       return InvalidArgumentError(
-          "this Slurm step runs " + std::to_string(*most) + " tasks on a node (" +
-          per_node->first + "=" + per_node->second +
+          "this Slurm step runs " + std::to_string(*most) + " tasks on a node (" + per_node->first +
+          "=" + per_node->second +
           "), but ddprun is one per node and starts the workers itself: run it with "
           "srun --ntasks-per-node=1 (and --nproc_per_node, or --gpus-per-node, for the workers)");
     }
@@ -127,8 +133,8 @@ Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment
   out.flags.push_back({"--node_rank", std::to_string(*node_id), "SLURM_NODEID"});
   out.flags.push_back({"--rdzv_endpoint", hosts.front() + ":" + std::to_string(kRendezvousPort),
                        "the first node of " + nodelist->first + "=" + nodelist->second});
-  out.flags.push_back({"--rdzv_id", "slurm-" + out.job_id + "." + out.step_id,
-                       job->first + ", " + step->first});
+  out.flags.push_back(
+      {"--rdzv_id", "slurm-" + out.job_id + "." + out.step_id, job->first + ", " + step->first});
   if (auto on_node = First(environment, {"SLURM_GPUS_ON_NODE"});
       on_node && ParseInteger<int>(on_node->second, 1)) {
     out.flags.push_back({"--nproc_per_node", on_node->second, "SLURM_GPUS_ON_NODE"});

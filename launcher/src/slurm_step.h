@@ -44,7 +44,6 @@ struct SlurmStep {
 // node. INVALID_ARGUMENT, with what to do, for a step ddprun cannot serve: more than one task on
 // a node (ddprun is one per node and starts the workers itself), or variables that contradict
 // each other.
-Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment,
-                                               int visible_gpus);
+Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment, int visible_gpus);
 
 }  // namespace ddprun

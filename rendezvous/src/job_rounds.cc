@@ -30,9 +30,9 @@ Status JobRounds::ValidateNode(const NodeDescription& node) const {
     return InvalidArgumentError("a node must have an id, a host and at least one worker");
   }
   if (node.requested_group_rank >= settings_.max_nodes) {
-    return InvalidArgumentError("node " + node.host + " asks for node rank " +
-                                std::to_string(node.requested_group_rank) + " of a job of at most " +
-                                std::to_string(settings_.max_nodes) + " nodes");
+    return InvalidArgumentError(
+        "node " + node.host + " asks for node rank " + std::to_string(node.requested_group_rank) +
+        " of a job of at most " + std::to_string(settings_.max_nodes) + " nodes");
   }
   for (const auto& [id, other] : nodes_) {
     if (id != node.node_id && node.requested_group_rank >= 0 && !other.disconnected_at &&

@@ -94,10 +94,10 @@ TEST_CASE("a worker that exits 0 while the others run does not end the job") {
 
 TEST_CASE("SIGUSR1 and SIGUSR2 to ddprun reach every worker, and the job runs on") {
   // Each worker traps both: USR1 is a checkpoint request (it goes on), USR2 ends it with 0.
-  ChildProcess ddprun(Ddprun(
-      {"--standalone", "--nproc_per_node=2", "--no_python", "/bin/sh", "-c",
-       "trap 'echo got USR1' USR1; trap 'echo got USR2; exit 0' USR2; echo ready $$; "
-       "while :; do sleep 0.05; done"}));
+  ChildProcess ddprun(
+      Ddprun({"--standalone", "--nproc_per_node=2", "--no_python", "/bin/sh", "-c",
+              "trap 'echo got USR1' USR1; trap 'echo got USR2; exit 0' USR2; echo ready $$; "
+              "while :; do sleep 0.05; done"}));
   REQUIRE(WaitForReadyWorkers(ddprun, 2).size() == 2);
   ddprun.Signal(SIGUSR1);
   for (int rank = 0; rank < 2; ++rank) {

@@ -102,7 +102,8 @@ class SlurmCluster {
         << "ProctrackType=proctrack/pgid\nTaskPlugin=task/none\nSelectType=select/linear\n"
         << "SchedulerType=sched/builtin\nMpiDefault=none\nReturnToService=2\n"
         << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
-        << "NodeName=" << host_ << " NodeAddr=127.0.0.1 CPUs=" << std::thread::hardware_concurrency()
+        << "NodeName=" << host_
+        << " NodeAddr=127.0.0.1 CPUs=" << std::thread::hardware_concurrency()
         << " State=UNKNOWN\nPartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
     const std::string conf = dir_ / "slurm.conf";
     Start({Which("munged"), "--foreground", "--force", "--key-file=" + (dir_ / "munge.key"),
@@ -149,8 +150,9 @@ TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and tra
   CHECK(Count(result.out, "[rank0]: held-out loss ") == 1);  // the trainer ran to its end
   CHECK(Count(result.out, "[rank0]: epoch 0 step 128/128") == 1);
   // One banner line: each derived value and where it came from.
-  CHECK(Count(result.err, ", step 0: --nnodes=1 (SLURM_STEP_NUM_NODES) --node_rank=0 "
-                          "(SLURM_NODEID) --rdzv_endpoint=") == 1);
+  CHECK(Count(result.err,
+              ", step 0: --nnodes=1 (SLURM_STEP_NUM_NODES) --node_rank=0 "
+              "(SLURM_NODEID) --rdzv_endpoint=") == 1);
   CHECK(Count(result.err, ":29400 (the first node of SLURM_STEP_NODELIST=") == 1);
   CHECK(Count(result.err, "--rdzv_id=slurm-") == 1);
 
@@ -164,9 +166,9 @@ TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and tra
   CHECK(Count(failed.err, ", step 0] FAILED") == 1);
 
   // Two tasks on the node: refused with the hint, before anything starts.
-  auto two = Run({cluster->Which("srun"), "-N1", "--ntasks-per-node=2", kDdprun, kTestWorker,
-                  "env"},
-                 cluster->env(), std::chrono::seconds(60));
+  auto two =
+      Run({cluster->Which("srun"), "-N1", "--ntasks-per-node=2", kDdprun, kTestWorker, "env"},
+          cluster->env(), std::chrono::seconds(60));
   CHECK(two.code() != 0);
   CHECK(Count(two.err, "runs 2 tasks on a node") == 2);
   CHECK(Count(two.err, "srun --ntasks-per-node=1") == 2);
@@ -182,9 +184,8 @@ TEST_CASE("scancel --signal=USR1 reaches every worker through ddprun, and the jo
                      "sleep 0.05; i=$((i+1)); done; echo finished"},
                     cluster->env());
   for (int rank = 0; rank < 2; ++rank) {
-    REQUIRE(srun.WaitForStdoutLine([](const std::string& line) {
-      return line.find("]: ready") != std::string::npos;
-    }));
+    REQUIRE(srun.WaitForStdoutLine(
+        [](const std::string& line) { return line.find("]: ready") != std::string::npos; }));
   }
   auto job = Run({cluster->Which("squeue"), "-h", "-n", "usr1", "-o", "%i"}, cluster->env());
   REQUIRE(job.code() == 0);

@@ -200,9 +200,9 @@ class PodNames {
 TEST_CASE("two PyTorchJob pods, given the operator's environment, form torchrun's world") {
   auto network = NetworkOrSkip(2);
   if (!network) return;
-  const PodNames names(*network, 2,
-                       TestNetwork::address(0) + " demo-master-0\n" + TestNetwork::address(1) +
-                           " demo-worker-0\n");
+  const PodNames names(
+      *network, 2,
+      TestNetwork::address(0) + " demo-master-0\n" + TestNetwork::address(1) + " demo-worker-0\n");
   // training-operator v1.9, PyTorchJob "demo": a Master and a Worker, nprocPerNode "2", port
   // 23456 (pkg/controller.v1/pytorch/envvar.go and master.go), as the pods get it.
   auto pod = [&](int node_rank) {

@@ -67,12 +67,11 @@ TEST_CASE("the four nodes of a Slurm step get node ranks 0..3, one endpoint and 
     CHECK(s.ValueOf("--rdzv_endpoint") == "gpu07:29400");  // the step's first node
     CHECK(s.ValueOf("--rdzv_id") == "slurm-1234.0");
     CHECK(s.ValueOf("--nproc_per_node") == "4");
-    CHECK(s.Banner() ==
-          "Slurm job 1234, step 0: --nnodes=4 (SLURM_STEP_NUM_NODES) --node_rank=" +
-              std::to_string(node) +
-              " (SLURM_NODEID) --rdzv_endpoint=gpu07:29400 (the first node of "
-              "SLURM_STEP_NODELIST=gpu[07-10]) --rdzv_id=slurm-1234.0 (SLURM_JOB_ID, "
-              "SLURM_STEP_ID) --nproc_per_node=4 (SLURM_GPUS_ON_NODE)");
+    CHECK(s.Banner() == "Slurm job 1234, step 0: --nnodes=4 (SLURM_STEP_NUM_NODES) --node_rank=" +
+                            std::to_string(node) +
+                            " (SLURM_NODEID) --rdzv_endpoint=gpu07:29400 (the first node of "
+                            "SLURM_STEP_NODELIST=gpu[07-10]) --rdzv_id=slurm-1234.0 (SLURM_JOB_ID, "
+                            "SLURM_STEP_ID) --nproc_per_node=4 (SLURM_GPUS_ON_NODE)");
     // Through the command line, as `srun ddprun train` sees it.
     ScopedStep scoped(FourNodeStep(node));
     auto parsed = ParseCommandLine({"/bin/true"});
@@ -112,6 +111,8 @@ TEST_CASE("GPUs per node come from SLURM_GPUS_ON_NODE, then SLURM_GPUS_PER_NODE,
   CHECK(NprocOf(step, 0) == "2");
   step["SLURM_GPUS_PER_NODE"] = "a100:2,v100:1";
   CHECK(NprocOf(step, 0) == "3");
+  step["SLURM_GPUS_PER_NODE"] = "a100:4(S:0-1)";
+  CHECK(NprocOf(step, 0) == "4");
   step["SLURM_GPUS_PER_NODE"] = "8";
   CHECK(NprocOf(step, 0) == "8");
 }
@@ -138,8 +139,8 @@ TEST_CASE("a step of several tasks a node, or one whose variables disagree, is r
 
 TEST_CASE("under Slurm, flags win, but ones that contradict the step are usage errors") {
   ScopedStep scoped(FourNodeStep(2));
-  auto parsed = ParseCommandLine({"--rdzv_endpoint=10.1.1.1:29500", "--nproc_per_node=2",
-                                  "--rdzv_id=mine", "/bin/true"});
+  auto parsed = ParseCommandLine(
+      {"--rdzv_endpoint=10.1.1.1:29500", "--nproc_per_node=2", "--rdzv_id=mine", "/bin/true"});
   REQUIRE(std::holds_alternative<LaunchConfig>(parsed));
   const auto& config = std::get<LaunchConfig>(parsed);
   CHECK(config.rdzv_host == "10.1.1.1");

@@ -541,7 +541,8 @@ TEST_CASE("nodes that ask for a node rank get it, whatever the order they join i
   }
   // A rank asked for twice, or beyond the job's size, is refused with the reason.
   const Status twice = job.rounds.Join({"d", "host-d", 2, 29500, 2}, job.now);
-  CHECK(twice.message() == "node host-d asks for node rank 2, which node host-a has already asked for");
+  CHECK(twice.message() ==
+        "node host-d asks for node rank 2, which node host-a has already asked for");
   CHECK(job.rounds.Join({"e", "host-e", 2, 29500, 3}, job.now).code() ==
         StatusCode::kInvalidArgument);
   REQUIRE(job.rounds.Join({"b", "host-b", 2, 29500, 1}, job.now).ok());
