@@ -101,8 +101,12 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
   session.security = config.security;
   session.job_id = config.run_id;
   session.settings = config.rdzv_settings;
-  session.node = {NodeId(), address, config.nproc_per_node, node.master_port.port(),
-                  config.node_rank_given ? config.node_rank : -1};
+  session.node = {NodeId(),
+                  address,
+                  config.nproc_per_node,
+                  node.master_port.port(),
+                  config.node_rank_given ? config.node_rank : -1,
+                  config.scheduler};
   // Three heartbeats per timeout: one lost or late heartbeat never loses a node.
   session.heartbeat_interval = config.rdzv_settings.heartbeat_timeout / 3;
   session.reconnect_timeout = config.rdzv_settings.join_timeout;

@@ -8,7 +8,16 @@
 namespace ddprun {
 namespace {
 
-constexpr int kRendezvousPort = 29400;
+constexpr int kFirstRendezvousPort = 29400;
+constexpr int kRendezvousPorts = 1000;
+
+// The step's own port (slurm_step.h); the first one where the ids are not numbers.
+int RendezvousPort(const std::string& job_id, const std::string& step_id) {
+  const auto job = ParseInteger<uint64_t>(job_id);
+  const auto step = ParseInteger<uint64_t>(step_id);
+  if (!job || !step) return kFirstRendezvousPort;
+  return kFirstRendezvousPort + static_cast<int>((*job * 10 + *step) % kRendezvousPorts);
+}
 
 // The first of `names` that is set (and not empty), with its name.
 std::optional<std::pair<std::string, std::string>> First(const EnvironmentMap& environment,
@@ -131,8 +140,10 @@ Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment
   }
   out.flags.push_back({"--nnodes", std::to_string(*nodes), nodes_text->first});
   out.flags.push_back({"--node_rank", std::to_string(*node_id), "SLURM_NODEID"});
-  out.flags.push_back({"--rdzv_endpoint", hosts.front() + ":" + std::to_string(kRendezvousPort),
-                       "the first node of " + nodelist->first + "=" + nodelist->second});
+  out.flags.push_back(
+      {"--rdzv_endpoint",
+       hosts.front() + ":" + std::to_string(RendezvousPort(out.job_id, out.step_id)),
+       "the first node of " + nodelist->first + "=" + nodelist->second + "; the step's port"});
   out.flags.push_back(
       {"--rdzv_id", "slurm-" + out.job_id + "." + out.step_id, job->first + ", " + step->first});
   if (auto on_node = First(environment, {"SLURM_GPUS_ON_NODE"});

@@ -3,7 +3,10 @@
 //   --nnodes          SLURM_STEP_NUM_NODES (else SLURM_JOB_NUM_NODES, SLURM_NNODES)
 //   --node_rank       SLURM_NODEID (the rendezvous then gives the node that group rank)
 //   --rdzv_endpoint   the step's first node (SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST,
-//                     expanded here: no scontrol), port 29400; its agent hosts the rendezvous
+//                     expanded here: no scontrol); its agent hosts the rendezvous. The port is
+//                     the step's own, 29400 + (10 x job id + step id) mod 1000: steps whose
+//                     first node is the same do not share a rendezvous (whose life is its host
+//                     agent's)
 //   --rdzv_id         slurm-<SLURM_JOB_ID>.<SLURM_STEP_ID>
 //   --nproc_per_node  SLURM_GPUS_ON_NODE, else SLURM_GPUS_PER_NODE ("4", "a100:4", or a list of
 //                     them, summed), else the GPUs found ("gpu"), else left as it is

@@ -73,6 +73,11 @@ std::string FormatJobsTable(const std::vector<JobSnapshot>& jobs) {
            " (--nnodes=" + std::to_string(job.settings.min_nodes) + ":" +
            std::to_string(job.settings.max_nodes) + ")\n";
     if (!job.last_failure.empty()) out += "  last failure: " + job.last_failure + "\n";
+    for (const NodeSnapshot& node : job.nodes) {
+      if (node.description.scheduler.empty()) continue;
+      out += "  run by: " + node.description.scheduler + "\n";  // the same on every node
+      break;
+    }
     if (job.nodes.empty()) continue;
     out += "  " + Pad("GROUP_RANK", 12) + Pad("HOST", 18) + Pad("RANKS", 10) + Pad("STATE", 11) +
            Pad("HEARTBEAT", 12) + "NODE\n";
@@ -107,6 +112,7 @@ std::string FormatJobsJson(const std::vector<JobSnapshot>& jobs) {
       node_out.set_nproc(node.description.nproc);
       node_out.set_heartbeat_age_ms(static_cast<int32_t>(node.heartbeat_age.count()));
       node_out.set_state(NodeState(job, node));
+      node_out.set_scheduler(node.description.scheduler);
       for (const RankProgress& rank : node.progress) {
         v1::RankView& rank_out = *node_out.add_ranks();
         rank_out.set_global_rank(rank.global_rank);

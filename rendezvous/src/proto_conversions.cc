@@ -118,11 +118,16 @@ void ToProto(const NodeDescription& node, v1::NodeDescription& out) {
   out.set_master_port(node.master_port);
   out.set_has_requested_group_rank(node.requested_group_rank >= 0);
   out.set_requested_group_rank(node.requested_group_rank);
+  out.set_scheduler(node.scheduler);
 }
 
 NodeDescription FromProto(const v1::NodeDescription& node) {
-  return {node.node_id(), node.host(), node.nproc(), node.master_port(),
-          node.has_requested_group_rank() ? node.requested_group_rank() : -1};
+  return {node.node_id(),
+          node.host(),
+          node.nproc(),
+          node.master_port(),
+          node.has_requested_group_rank() ? node.requested_group_rank() : -1,
+          node.scheduler()};
 }
 
 void ToProto(const RunningRound& round, v1::AgentMessage::RunningRound& out) {
@@ -241,6 +246,7 @@ void ToProto(const JobSnapshot& job, v1::JobStatus& out) {
     const bool running = node.group_rank >= 0 && job.state == "running";
     node_out->set_state(node.succeeded ? "succeeded" : running ? "running" : "waiting");
     for (const RankProgress& rank : node.progress) ToProto(rank, *node_out->add_progress());
+    node_out->set_scheduler(node.description.scheduler);
   }
 }
 
@@ -258,7 +264,7 @@ JobSnapshot FromProto(const v1::JobStatus& proto) {
     job.last_worker_failure = FromProto(proto.last_worker_failure());
   for (const auto& node : proto.nodes()) {
     NodeSnapshot snapshot;
-    snapshot.description = {node.node_id(), node.host(), node.nproc(), 0};
+    snapshot.description = {node.node_id(), node.host(), node.nproc(), 0, -1, node.scheduler()};
     snapshot.group_rank = node.group_rank();
     snapshot.first_global_rank = node.first_global_rank();
     snapshot.heartbeat_age = std::chrono::milliseconds(node.heartbeat_age_ms());

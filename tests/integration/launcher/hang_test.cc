@@ -158,7 +158,10 @@ TEST_CASE("output counts as progress only with --hang_progress=output") {
   CHECK(counted.code() == 0);
   CHECK(Count(counted.err, "hang") == 0);
   // Without it the ticks are not progress: no first progress within hang_first_timeout.
-  auto uncounted = Run(Ddprun(ticking), {}, std::chrono::seconds(60));
+  ScratchDir logs;  // the failed run's logs are kept: here
+  flags = ticking;
+  flags.insert(flags.begin(), "--log_dir=" + logs.path());
+  auto uncounted = Run(Ddprun(flags), {}, std::chrono::seconds(60));
   INFO(uncounted.out << uncounted.err);
   CHECK(uncounted.code() == 1);
   CHECK(Count(uncounted.err, "hang: rank 0 (") == 1);

@@ -116,3 +116,22 @@ TEST_CASE("SIGUSR1 and SIGUSR2 to ddprun reach every worker, and the job runs on
     CHECK(std::count(lines.begin(), lines.end(), "got USR1") >= 1);
   }
 }
+
+TEST_CASE("after SIGTERM each worker gets the whole --shutdown_timeout, not a share of it") {
+  // Preemption: three workers each need 1 s to save their state; with a 2 s timeout all three
+  // finish (a budget shared by the node would have run out before the third).
+  ChildProcess ddprun(Ddprun({"--standalone", "--nproc_per_node=3", "--shutdown_timeout=2",
+                              "--no_python", "/bin/sh", "-c",
+                              "trap 'sleep 1; echo saved; exit 0' TERM; echo ready $$; "
+                              "while :; do sleep 0.05; done"}));
+  REQUIRE(WaitForReadyWorkers(ddprun, 3).size() == 3);
+  ddprun.Signal(SIGTERM);
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 128 + SIGTERM);
+  for (int rank = 0; rank < 3; ++rank) {
+    auto lines = RankLines(ddprun.stdout_text(), rank);
+    CHECK(std::count(lines.begin(), lines.end(), "saved") == 1);
+  }
+  CHECK(Count(ddprun.stderr_text(), "sending SIGKILL") == 0);
+}

@@ -43,7 +43,8 @@ class SlurmCluster {
       SkipTest("slurmd must run as root, and this test is not");
       return nullptr;
     }
-    for (const char* program : {"munged", "slurmctld", "slurmd", "srun", "sinfo", "scancel"}) {
+    for (const char* program :
+         {"munged", "slurmctld", "slurmd", "srun", "sinfo", "squeue", "scancel"}) {
       if (FindProgram(program).empty()) {
         SkipTest(std::string("Debian's Slurm (slurm-wlm, munge) is not installed here: no ") +
                  program);
@@ -57,7 +58,16 @@ class SlurmCluster {
     return cluster;
   }
 
+  // Cancels every job first (their slurmstepd and tasks end with them), then stops the daemons.
   ~SlurmCluster() {
+    (void)Run({Which("scancel"), "--full", "--signal=KILL", "--state=RUNNING", "-u", "root"},
+              env());
+    (void)Run({Which("scancel"), "-u", "root"}, env());
+    for (int i = 0; i < 100; ++i) {
+      auto queue = Run({Which("squeue"), "-h", "-o", "%i"}, env());
+      if (queue.code() != 0 || Lines(queue.out).empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     for (auto it = daemons_.rbegin(); it != daemons_.rend(); ++it) {
       (*it)->Signal(SIGTERM);
       (*it)->Wait(std::chrono::seconds(15));
@@ -67,6 +77,7 @@ class SlurmCluster {
   // Slurm's clients find the cluster through this.
   std::map<std::string, std::string> env() const { return {{"SLURM_CONF", dir_ / "slurm.conf"}}; }
   std::string Which(const std::string& program) const { return FindProgram(program); }
+  const std::string& host() const { return host_; }
   std::string Logs() const {
     return ReadFile(dir_ / "slurmctld.log") + ReadFile(dir_ / "slurmd.log") +
            ReadFile(dir_ / "munged.log");
@@ -133,11 +144,8 @@ class SlurmCluster {
   std::vector<std::unique_ptr<ChildProcess>> daemons_;
 };
 
-}  // namespace
-
-TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and trains") {
-  auto cluster = SlurmCluster::StartOrSkip();
-  if (!cluster) return;
+void TrainsFromTheStep(const SlurmCluster& cluster_ref) {
+  const SlurmCluster* cluster = &cluster_ref;
   auto env = cluster->env();
   env["DDPRUN_LOG_LEVEL"] = "info";
   // Two workers a node from --nproc_per_node (no GPUs to take it from); every rendezvous flag
@@ -153,7 +161,7 @@ TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and tra
   CHECK(Count(result.err,
               ", step 0: --nnodes=1 (SLURM_STEP_NUM_NODES) --node_rank=0 "
               "(SLURM_NODEID) --rdzv_endpoint=") == 1);
-  CHECK(Count(result.err, ":29400 (the first node of SLURM_STEP_NODELIST=") == 1);
+  CHECK(Count(result.err, " (the first node of SLURM_STEP_NODELIST=") == 1);
   CHECK(Count(result.err, "--rdzv_id=slurm-") == 1);
 
   // A failure's report says which Slurm job and step it was.
@@ -175,9 +183,8 @@ TEST_CASE("srun ddprun with no flags forms its world from the Slurm step and tra
   CHECK(Count(two.out, "RANK=") == 0);
 }
 
-TEST_CASE("scancel --signal=USR1 reaches every worker through ddprun, and the job runs on") {
-  auto cluster = SlurmCluster::StartOrSkip();
-  if (!cluster) return;
+void ForwardsScancelSignals(const SlurmCluster& cluster_ref) {
+  const SlurmCluster* cluster = &cluster_ref;
   ChildProcess srun({cluster->Which("srun"), "-N1", "--ntasks-per-node=1", "--job-name=usr1",
                      kDdprun, "--nproc_per_node=2", "--no_python", "/bin/sh", "-c",
                      "trap 'echo got USR1' USR1; echo ready; i=0; while [ $i -lt 100 ]; do "
@@ -190,8 +197,16 @@ TEST_CASE("scancel --signal=USR1 reaches every worker through ddprun, and the jo
   auto job = Run({cluster->Which("squeue"), "-h", "-n", "usr1", "-o", "%i"}, cluster->env());
   REQUIRE(job.code() == 0);
   REQUIRE(Lines(job.out).size() == 1);
-  auto scancel =
-      Run({cluster->Which("scancel"), "--signal=USR1", Lines(job.out).front()}, cluster->env());
+  const std::string job_id = Lines(job.out).front();
+  // ddprun status names the Slurm job and step (the rendezvous is on the step's first node).
+  const int port = 29400 + (std::stoi(job_id) * 10) % 1000;  // step 0's (slurm_step.h)
+  auto status =
+      Run(Ddprun({"status", "--rdzv_endpoint=" + cluster->host() + ":" + std::to_string(port),
+                  "--rdzv_id=slurm-" + job_id + ".0"}));
+  INFO(status.out << status.err);
+  CHECK(Count(status.out, "job slurm-" + job_id + ".0: running") == 1);
+  CHECK(Count(status.out, "run by: Slurm job " + job_id + ", step 0") == 1);
+  auto scancel = Run({cluster->Which("scancel"), "--signal=USR1", job_id}, cluster->env());
   CHECK(scancel.code() == 0);
   auto exit = srun.Wait(std::chrono::seconds(60));
   INFO(srun.stdout_text() << srun.stderr_text() << cluster->Logs());
@@ -202,4 +217,17 @@ TEST_CASE("scancel --signal=USR1 reaches every worker through ddprun, and the jo
     CHECK(std::count(lines.begin(), lines.end(), "got USR1") == 1);
     CHECK(std::count(lines.begin(), lines.end(), "finished") == 1);
   }
+}
+
+}  // namespace
+
+// One test case, one cluster: two at once on one host would share the node's name (and its
+// first job's id, and so its rendezvous port).
+TEST_CASE(
+    "under a real Slurm, srun ddprun with no flags trains, and scancel --signal=USR1 "
+    "reaches every worker") {
+  auto cluster = SlurmCluster::StartOrSkip();
+  if (!cluster) return;
+  TrainsFromTheStep(*cluster);
+  ForwardsScancelSignals(*cluster);
 }

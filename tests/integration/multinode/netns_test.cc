@@ -117,12 +117,14 @@ TEST_CASE(
   auto network = NetworkOrSkip(2);
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
+  ScratchDir logs;  // the stacks are kept: here, not in a temporary directory of their own
   // Global rank 3 (local 1 of the second node) blocks in its own code at step 100 while the
   // other three wait in that step's all_reduce.
-  auto agents = job.StartAgents(2, "hang2", "2",
-                                {"--hang_timeout=2", "--hang_first_timeout=30", "--max_restarts=1",
-                                 kCollectivesWorker, "train", "200", "pause", "3", "10"},
-                                2);
+  auto agents = job.StartAgents(
+      2, "hang2", "2",
+      {"--hang_timeout=2", "--hang_first_timeout=30", "--max_restarts=1",
+       "--log_dir=" + logs.path(), kCollectivesWorker, "train", "200", "pause", "3", "10"},
+      2);
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
   int holder = -1;  // the node that ran rank 3
   for (int i = 0; i < 2; ++i) {

@@ -64,13 +64,14 @@ TEST_CASE("the four nodes of a Slurm step get node ranks 0..3, one endpoint and 
     const SlurmStep& s = **step;
     CHECK(s.ValueOf("--nnodes") == "4");
     CHECK(s.ValueOf("--node_rank") == std::to_string(node));
-    CHECK(s.ValueOf("--rdzv_endpoint") == "gpu07:29400");  // the step's first node
+    CHECK(s.ValueOf("--rdzv_endpoint") == "gpu07:29740");  // the step's first node
     CHECK(s.ValueOf("--rdzv_id") == "slurm-1234.0");
     CHECK(s.ValueOf("--nproc_per_node") == "4");
     CHECK(s.Banner() == "Slurm job 1234, step 0: --nnodes=4 (SLURM_STEP_NUM_NODES) --node_rank=" +
                             std::to_string(node) +
-                            " (SLURM_NODEID) --rdzv_endpoint=gpu07:29400 (the first node of "
-                            "SLURM_STEP_NODELIST=gpu[07-10]) --rdzv_id=slurm-1234.0 (SLURM_JOB_ID, "
+                            " (SLURM_NODEID) --rdzv_endpoint=gpu07:29740 (the first node of "
+                            "SLURM_STEP_NODELIST=gpu[07-10]; the step's port) "
+                            "--rdzv_id=slurm-1234.0 (SLURM_JOB_ID, "
                             "SLURM_STEP_ID) --nproc_per_node=4 (SLURM_GPUS_ON_NODE)");
     // Through the command line, as `srun ddprun train` sees it.
     ScopedStep scoped(FourNodeStep(node));
@@ -83,7 +84,7 @@ TEST_CASE("the four nodes of a Slurm step get node ranks 0..3, one endpoint and 
     CHECK(config.node_rank_given);
     CHECK(config.multi_node);
     CHECK(config.rdzv_host == "gpu07");
-    CHECK(config.rdzv_port == 29400);
+    CHECK(config.rdzv_port == 29740);  // 29400 + 12340 mod 1000
     CHECK(config.run_id == "slurm-1234.0");
     CHECK(config.nproc_per_node == 4);
     CHECK(config.scheduler == "Slurm job 1234, step 0");

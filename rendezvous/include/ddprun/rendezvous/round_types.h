@@ -37,6 +37,7 @@ struct NodeDescription {
   // The group rank it asks for (--node_rank, SLURM_NODEID), as torchrun's static rendezvous
   // gives it; -1: any (ranks follow the order of joining).
   int requested_group_rank = -1;
+  std::string scheduler{};  // what runs the agent ("Slurm job 1234, step 0"); empty: nothing
 };
 
 // What a node learns when its round completes.
