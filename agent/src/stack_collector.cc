@@ -137,7 +137,8 @@ off_t SizeOf(const std::string& path) {
 }
 
 // The Python stacks a worker that armed the hook dumps on the signal, or why there are none.
-std::string PythonStacks(const StackRequest& request, bool& collected) {
+// `stopped`: the worker is (it cannot run the handler).
+std::string PythonStacks(const StackRequest& request, bool stopped, bool& collected) {
   collected = false;
   const std::string file = PythonStacksFile(request.python_stacks_dir, request.pid);
   const off_t before = SizeOf(file);
@@ -145,7 +146,7 @@ std::string PythonStacks(const StackRequest& request, bool& collected) {
     return "no Python stacks: the worker did not arm ddprun's Python hook (not Python, run with "
            "-E or -I, or it replaced PYTHONPATH)";
   }
-  if (ProcessState(request.pid) == 'T') {
+  if (stopped) {
     return "no Python stacks: the worker is stopped (SIGSTOP or a debugger) and cannot run its "
            "faulthandler";
   }
@@ -239,7 +240,7 @@ CollectedStacks CollectOne(const StackRequest& request, std::chrono::millisecond
        ExecutableName(request.pid).rfind("python", 0) == 0);
   std::string python;
   bool python_collected = false;
-  if (python_worker) python = PythonStacks(request, python_collected);
+  if (python_worker) python = PythonStacks(request, stopped, python_collected);
   bool native_collected = false;
   const std::string native = NativeStacks(request.pid, timeout, native_collected);
 

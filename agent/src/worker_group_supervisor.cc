@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -128,11 +127,9 @@ struct WorkerGroupSupervisor::Impl {
 
   std::string PythonHookDir() const { return options.log_layout.run_dir() + "/python"; }
 
-  // Every timeout/8 (50 to 500 ms): a hang is seen within the timeout plus that.
+  // Every HangSettings::SamplingPeriod: a hang is seen within the timeout plus about that.
   void SampleProgressLater() {
-    const auto period = std::clamp(options.hang.timeout / 8, std::chrono::milliseconds(50),
-                                   std::chrono::milliseconds(500));
-    progress_timer.expires_after(period);
+    progress_timer.expires_after(options.hang.SamplingPeriod());
     progress_timer.async_wait([this](const boost::system::error_code& error) {
       if (error || phase == Phase::kDone) return;
       SampleProgress();

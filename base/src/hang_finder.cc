@@ -71,6 +71,10 @@ std::chrono::milliseconds HangSettings::EffectiveFirstTimeout() const {
   return std::max(timeout, std::chrono::milliseconds(300'000));
 }
 
+std::chrono::milliseconds HangSettings::SamplingPeriod() const {
+  return std::clamp(timeout / 8, std::chrono::milliseconds(50), std::chrono::milliseconds(500));
+}
+
 const char* HangActionName(HangSettings::Action action) {
   switch (action) {
     case HangSettings::Action::kRestart:

@@ -500,10 +500,11 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
 
 // Fills in, from the Slurm step ddprun runs in, the flags the user left out (slurm_step.h). A
 // --nnodes or --node_rank that contradicts the step is refused. With --standalone only
-// --nproc_per_node is taken: the user asked for one node.
-Status ApplySlurmStep(CLI::App& app, RawOptions& raw, LaunchConfig& slurm) {
+// --nproc_per_node is taken: the user asked for one node. Returns the step, its flags those
+// taken; nullopt outside one.
+Result<std::optional<SlurmStep>> ApplySlurmStep(CLI::App& app, RawOptions& raw) {
   ASSIGN_OR_RETURN(auto step, ReadSlurmStep(CurrentEnvironment(), CountGpus()));
-  if (!step) return Status::Ok();
+  if (!step) return step;
   const std::map<std::string, std::string*> strings = {{"--nnodes", &raw.nnodes},
                                                        {"--rdzv_endpoint", &raw.rdzv_endpoint},
                                                        {"--rdzv_id", &raw.run_id},
@@ -534,9 +535,7 @@ Status ApplySlurmStep(CLI::App& app, RawOptions& raw, LaunchConfig& slurm) {
     taken.push_back(derived);
   }
   step->flags = std::move(taken);
-  slurm.scheduler = step->Describe();
-  slurm.scheduler_banner = step->Banner();
-  return Status::Ok();
+  return step;
 }
 
 // A job for the daemons of --hosts: the flags checked as for one node, the agent's options
@@ -661,12 +660,14 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
       return UsageError{std::string(submit_only) + " is for jobs on many hosts; give --hosts"};
     }
   }
-  LaunchConfig scheduler;  // what a Slurm step filled in, and says of itself
-  if (Status s = ApplySlurmStep(app, raw, scheduler); !s.ok()) return UsageError{s.message()};
+  auto slurm = ApplySlurmStep(app, raw);
+  if (!slurm.ok()) return UsageError{slurm.status().message()};
   auto config = Resolve(raw, program_args);
   if (!config.ok()) return UsageError{config.status().message()};
-  config->scheduler = scheduler.scheduler;
-  config->scheduler_banner = scheduler.scheduler_banner;
+  if (const std::optional<SlurmStep>& step = *slurm) {
+    config->scheduler = step->Describe();
+    config->scheduler_banner = step->Banner();
+  }
   return std::move(config).value();
 }
 

@@ -152,13 +152,15 @@ Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now,
     it->second.progress = progress;
     it->second.progress_at = now;
     for (RankProgress& rank : it->second.progress->ranks) rank.host = it->second.description.host;
-    LookForHang();
+    LookForHang(now);
   }
   return Status::Ok();
 }
 
-void JobRounds::LookForHang() {
-  if (!settings_.hang.enabled()) return;
+void JobRounds::LookForHang(RendezvousTime now) {
+  // At most once per sampling period: every agent sends its progress that often, and a search
+  // reads every rank of the job, which at thousands of nodes is not for every heartbeat.
+  if (!settings_.hang.enabled() || now < next_hang_search_) return;
   std::vector<RankProgress> ranks;
   for (const std::string& id : members_) {
     auto it = nodes_.find(id);
@@ -169,6 +171,7 @@ void JobRounds::LookForHang() {
     const auto& own = it->second.progress->ranks;
     ranks.insert(ranks.end(), own.begin(), own.end());
   }
+  next_hang_search_ = now + settings_.hang.SamplingPeriod();
   auto finding = FindHang(ranks, settings_.hang);
   if (!finding || !hang_latch_.Admit(*finding)) return;
   for (const std::string& id : members_) {

@@ -184,6 +184,11 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
+std::string FindOnPath(const std::string& program) {
+  auto found = Run({"/bin/sh", "-c", "command -v " + program});
+  return found.code() == 0 && !found.out.empty() ? Lines(found.out).front() : "";
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;

@@ -80,6 +80,9 @@ bool WaitForProcessGone(pid_t pid, std::chrono::milliseconds timeout);
 // Lines of `text` (without their '\n').
 std::vector<std::string> Lines(const std::string& text);
 
+// The path of `program` on PATH, as the shell finds it; "" when it is not there.
+std::string FindOnPath(const std::string& program);
+
 // The whole of a file ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
 

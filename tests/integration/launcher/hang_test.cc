@@ -20,7 +20,7 @@ namespace {
 const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
 const std::string kProgressWorker = std::string(TEST_WORKERS_DIR) + "/progress_worker.py";
 
-bool HaveGdb() { return Run({"/bin/sh", "-c", "command -v gdb"}).code() == 0; }
+bool HaveGdb() { return !FindOnPath("gdb").empty(); }
 
 // The seconds the report says rank `rank` went without progress when the hang was found.
 double StalledSeconds(const std::string& err, int rank) {

@@ -20,12 +20,6 @@ namespace {
 
 const std::string kTrainExample = TRAIN_EXAMPLE_BINARY;
 
-// The path of `program` on PATH, or "".
-std::string FindProgram(const std::string& program) {
-  auto found = Run({"/bin/sh", "-c", "command -v " + program});
-  return found.code() == 0 ? Lines(found.out).front() : "";
-}
-
 // A port free on 127.0.0.1 now (Slurm's daemons bind their own: ports are in its configuration).
 int FreePort() {
   auto socket = ddprun::BoundSocket::Bind("127.0.0.1", 0);
@@ -45,7 +39,7 @@ class SlurmCluster {
     }
     for (const char* program :
          {"munged", "slurmctld", "slurmd", "srun", "sinfo", "squeue", "scancel"}) {
-      if (FindProgram(program).empty()) {
+      if (FindOnPath(program).empty()) {
         SkipTest(std::string("Debian's Slurm (slurm-wlm, munge) is not installed here: no ") +
                  program);
         return nullptr;
@@ -76,7 +70,7 @@ class SlurmCluster {
 
   // Slurm's clients find the cluster through this.
   std::map<std::string, std::string> env() const { return {{"SLURM_CONF", dir_ / "slurm.conf"}}; }
-  std::string Which(const std::string& program) const { return FindProgram(program); }
+  std::string Which(const std::string& program) const { return FindOnPath(program); }
   const std::string& host() const { return host_; }
   std::string Logs() const {
     return ReadFile(dir_ / "slurmctld.log") + ReadFile(dir_ / "slurmd.log") +
@@ -120,7 +114,10 @@ class SlurmCluster {
     Start({Which("munged"), "--foreground", "--force", "--key-file=" + (dir_ / "munge.key"),
            "--socket=" + (dir_ / "munge.socket"), "--pid-file=" + (dir_ / "munged.pid"),
            "--log-file=" + (dir_ / "munged.log"), "--seed-file=" + (dir_ / "munged.seed")});
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its socket, before the others
+    // Its socket before the others start, which connect to it at once.
+    for (int i = 0; i < 100 && !std::filesystem::exists(dir_ / "munge.socket"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     Start({Which("slurmctld"), "-D", "-f", conf});
     Start({Which("slurmd"), "-D", "-f", conf, "-N", host_});
   }

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <thread>
 
 #include "netns_support.h"
 
@@ -220,14 +219,14 @@ TEST_CASE("two PyTorchJob pods, given the operator's environment, form torchrun'
                                     "PET_NPROC_PER_NODE=2",
                                     "PET_NNODES=2"};
   };
-  // The worker pod starts first: its ranks still follow its node rank, not the order of joining.
+  // The worker pod starts first; whichever pod joins first, ranks follow the node ranks (that
+  // the order of joining does not matter is the rendezvous's unit test).
   std::vector<std::unique_ptr<ChildProcess>> pods(2);
   for (int node_rank : {1, 0}) {
     auto prefix = network->In(node_rank);
     auto env = pod(node_rank);
     prefix.insert(prefix.end(), env.begin(), env.end());
     pods[node_rank] = StartAgent({kTestWorker, "env"}, prefix);
-    if (node_rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   for (int node_rank = 0; node_rank < 2; ++node_rank) {
     INFO(pods[node_rank]->stdout_text() << pods[node_rank]->stderr_text());

@@ -475,8 +475,9 @@ TEST_CASE("the server names a hung rank on another node from the progress of eve
         "waiting in a collective");
   REQUIRE(hangs["b"].hang.hung.size() == 1);
   CHECK(hangs["b"].hang.hung[0].global_rank == 3);
-  // The same stall again is not news.
+  // The same stall again, a sampling period (250 ms at this timeout) later, is not news.
   job.Clear();
+  job.now += 300ms;
   REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10, 3, 3000ms)).ok());
   job.Collect();
   CHECK(job.Events(Type::kHang).empty());
@@ -554,4 +555,23 @@ TEST_CASE("nodes that ask for a node rank get it, whatever the order they join i
   CHECK(ready["a"].assignment.group_rank == 2);
   CHECK(ready["a"].assignment.first_global_rank == 4);
   CHECK(ready["b"].assignment.master_addr == "host-c");
+}
+
+TEST_CASE("the server searches the job's progress for a hang at most once per sampling period") {
+  Job job(WithHangs(HangSettings::Action::kRestart));
+  job.Join("a");
+  job.Join("b");
+  REQUIRE(job.rounds.Heartbeat("a", job.now, Progress(0, 0, 10, -1, 100ms)).ok());
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10, 3, 100ms)).ok());  // searched
+  job.Collect();
+  job.Clear();
+  // Rank 3 is now stalled, but the last search was less than 250 ms ago.
+  job.now += 100ms;
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10, 3, 2500ms)).ok());
+  job.Collect();
+  CHECK(job.Events(Type::kHang).empty());
+  job.now += 200ms;
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10, 3, 2700ms)).ok());
+  job.Collect();
+  CHECK(job.Events(Type::kHang).size() == 2);
 }

@@ -37,6 +37,9 @@ struct HangSettings {
   bool enabled() const { return timeout.count() > 0; }
   // first_timeout, or its default: max(timeout, 5 min) (start-up and loading data are slow).
   std::chrono::milliseconds EffectiveFirstTimeout() const;
+  // How often progress is sampled (agents) and searched (the server): timeout / 8, from 50 to
+  // 500 ms. A hang is found within the timeout plus about this.
+  std::chrono::milliseconds SamplingPeriod() const;
 };
 
 // "restart", "stacks" or "fail".

@@ -103,8 +103,9 @@ class JobRounds {
   // Fills the node's slot of a round adopted from the nodes that ran it.
   Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   void MaybeCompleteRound(RendezvousTime now);
-  // Searches the running round's progress for a hang; emits kHang for a new one.
-  void LookForHang();
+  // Searches the running round's progress for a hang, at most once per sampling period; emits
+  // kHang for a new one.
+  void LookForHang(RendezvousTime now);
   void CompleteRound();
   // Ends the running round: members must stop their workers and join again.
   // `failure`: the worker failure that caused it, if one did.
@@ -132,6 +133,7 @@ class JobRounds {
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
   HangLatch hang_latch_;  // of the running round
+  RendezvousTime next_hang_search_{};
   std::vector<NodeEvent> events_;
 };
 
