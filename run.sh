@@ -4,9 +4,13 @@
 #   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, build, run the whole test suite
 #                     (then a clang build with its lock analysis as errors, whose tests run under
-#                     ThreadSanitizer, and a build and run under AddressSanitizer + UBSan), build
-#                     the .deb, install it, run it and purge it (packaging/check_deb.sh); ends
-#                     with each stage's time and one line: N passed, N failed, N skipped
+#                     ThreadSanitizer, a build and run under AddressSanitizer + UBSan, and every
+#                     fuzz target for 20 s), build the .deb, install it, run it and purge it
+#                     (packaging/check_deb.sh); ends with each stage's time and one line:
+#                     N passed, N failed, N skipped
+#   ./run.sh fuzz [SECONDS]
+#                     install what is missing, build the libFuzzer targets (tests/fuzz) and run
+#                     each for SECONDS (default 300), two at a time; `test` runs them 20 s each
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)
 #   ./run.sh build    deps + build into ./build
 #
@@ -18,6 +22,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
           libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev zlib1g-dev
           iproute2 openssl)
+# clang 16 and its runtimes, with libFuzzer, for the fuzz targets.
+FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
 # the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
 # to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
@@ -25,7 +31,7 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
 # the stacks a hang's report quotes; Slurm and MUNGE, whose daemons the Slurm tests start
 # themselves (a one-host cluster of their own; the packages' services are not started).
 TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb slurm-wlm munge)
+               gdb slurm-wlm munge "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -129,6 +135,18 @@ tsan_tests() {
     --exclude-regex "every collective, type and op"
 }
 
+# The fuzz targets of tests/fuzz: clang 16 with libFuzzer, AddressSanitizer and UBSan, every
+# library instrumented for coverage. Only the targets and what they link are built.
+fuzz_build() {
+  CC=clang-16 CXX=clang++-16 TARGETS="$(cd tests/fuzz && ls -- *_fuzzer.cc | sed 's/\.cc$//' | xargs)" \
+    build "$BUILD_DIR-fuzz" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_FUZZ=ON \
+    -DDDPRUN_SANITIZER=address,undefined -DDDPRUN_WITH_CUDA=OFF -DDDPRUN_BUILD_BENCH=OFF
+}
+# fuzz_tests SECONDS: each target for SECONDS over its corpus, as CTest tests "fuzz: <target>".
+fuzz_tests() {
+  DDPRUN_FUZZ_SECONDS=$1 run_tests "$BUILD_DIR-fuzz" --tests-regex "^fuzz:"
+}
+
 case "${1:-}" in
   deps)
     deps
@@ -158,10 +176,18 @@ case "${1:-}" in
       stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" \
         run_tests "$BUILD_DIR-asan"
     fi
+    stage "fuzz targets: clang 16 build with libFuzzer, AddressSanitizer and UBSan" fuzz_build
+    stage "fuzz targets, 20 s each" fuzz_tests 20
     stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
     ;;
+  fuzz)
+    trap report EXIT
+    stage "install clang 16" deps "${FUZZ_PACKAGES[@]}"
+    stage "fuzz targets: clang 16 build with libFuzzer, AddressSanitizer and UBSan" fuzz_build
+    stage "fuzz targets, ${2:-300} s each" fuzz_tests "${2:-300}"
+    ;;
   *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

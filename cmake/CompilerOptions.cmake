@@ -1,10 +1,13 @@
 # Warnings, sanitizers and ccache for every target of the project.
 #   DDPRUN_SANITIZER: "" (none), "address", "undefined", "thread" or "address,undefined".
 #   DDPRUN_WERROR:    turn warnings into errors (CI keeps the build warning-clean).
+#   DDPRUN_FUZZ:      build the libFuzzer targets of tests/fuzz (clang only): every C and C++
+#                     file gets the fuzzer's coverage instrumentation.
 
 set(DDPRUN_SANITIZER "" CACHE STRING "Sanitizer to build with: address, undefined, thread or empty")
 set_property(CACHE DDPRUN_SANITIZER PROPERTY STRINGS "" address undefined thread "address,undefined")
 option(DDPRUN_WERROR "Treat compiler warnings as errors" OFF)
+option(DDPRUN_FUZZ "Build the libFuzzer targets (tests/fuzz); needs clang" OFF)
 
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)
@@ -47,4 +50,13 @@ if(DDPRUN_SANITIZER)
   # stay uninstrumented, as the CUDA libraries are.
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${_ddprun_sanitize_flags}>")
   add_link_options(-fsanitize=${DDPRUN_SANITIZER})
+endif()
+
+if(DDPRUN_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "DDPRUN_FUZZ needs clang (libFuzzer), not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  # -O1: libFuzzer's advice, fast enough to run and to build. The fuzz targets themselves link
+  # with -fsanitize=fuzzer (tests/fuzz/CMakeLists.txt), which brings libFuzzer's main.
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link;-O1>")
 endif()

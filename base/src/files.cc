@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <variant>
 
 namespace ddprun {
 namespace {
@@ -91,23 +93,55 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode
   return dir.Close(directory);
 }
 
+namespace {
+
+// At most `limit` bytes from `fd`; an errno value when a read fails. Grown as it is read:
+// `limit` bounds the read, it is not allocated up front.
+std::variant<std::string, int> ReadAtMost(int fd, size_t limit) {
+  std::string text;
+  char chunk[64 << 10];
+  while (text.size() < limit) {
+    const ssize_t n = ::read(fd, chunk, std::min(sizeof(chunk), limit - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+// "16 MiB", "64 KiB", "100 bytes".
+std::string SizeText(size_t bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1 << 10) && bytes % (1 << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
 Result<std::string> ReadFileHead(const std::string& path, size_t limit) {
   FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) {
     if (errno == ENOENT) return NotFoundError(path + " does not exist");
     return ErrnoError("opening " + path, errno);
   }
-  // Grown as it is read: `limit` bounds the read, it is not allocated up front.
-  std::string text;
-  char chunk[64 << 10];
-  while (text.size() < limit) {
-    const ssize_t n = ::read(file.get(), chunk, std::min(sizeof(chunk), limit - text.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("reading " + path, errno);
-    if (n == 0) break;
-    text.append(chunk, static_cast<size_t>(n));
+  auto text = ReadAtMost(file.get(), limit);
+  if (const int* error = std::get_if<int>(&text)) return ErrnoError("reading " + path, *error);
+  return std::get<std::string>(std::move(text));
+}
+
+Result<std::string> ReadUserFile(const std::string& what, const std::string& path, size_t limit) {
+  const auto cannot_read = [&](int error) {
+    return InvalidArgumentError("cannot read " + what + " " + path + ": " + std::strerror(error));
+  };
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) return cannot_read(errno);
+  auto text = ReadAtMost(file.get(), limit + 1);
+  if (const int* error = std::get_if<int>(&text)) return cannot_read(*error);
+  if (std::get<std::string>(text).size() > limit) {
+    return InvalidArgumentError(what + " " + path + " is larger than " + SizeText(limit));
   }
-  return text;
+  return std::get<std::string>(std::move(text));
 }
 
 }  // namespace ddprun

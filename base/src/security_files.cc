@@ -1,12 +1,9 @@
 // Token and PEM files; see security_files.h.
 #include "ddprun/base/security_files.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 
+#include "ddprun/base/files.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/worker_environment_contract.h"
 
@@ -15,23 +12,10 @@ namespace {
 
 constexpr size_t kMaxFileBytes = 1 << 20;
 
-Result<std::string> ReadSmallFile(const std::string& what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return InvalidArgumentError("cannot read " + what + " " + path + ": " + std::strerror(errno));
-  std::string text(kMaxFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxFileBytes) {
-    return InvalidArgumentError(what + " " + path + " is larger than 1 MiB");
-  }
-  return text;
-}
-
 }  // namespace
 
 Result<std::string> ReadTokenFile(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string text, ReadSmallFile("--token-file", path));
+  ASSIGN_OR_RETURN(const std::string text, ReadUserFile("--token-file", path, kMaxFileBytes));
   const auto first = text.find_first_not_of(" \t\r\n");
   const auto last = text.find_last_not_of(" \t\r\n");
   if (first == std::string::npos) {
@@ -45,7 +29,7 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 }
 
 Result<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  ASSIGN_OR_RETURN(std::string content, ReadSmallFile(flag, path));
+  ASSIGN_OR_RETURN(std::string content, ReadUserFile(flag, path, kMaxFileBytes));
   if (content.find("-----BEGIN ") == std::string::npos) {
     return InvalidArgumentError(flag + " " + path + " is not a PEM file (no -----BEGIN line)");
   }

@@ -1,6 +1,8 @@
 // Status formatting.
 #include "ddprun/base/status.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace ddprun {
@@ -43,6 +45,29 @@ const char* StatusCodeName(StatusCode code) {
       return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
+}
+
+std::string OneLine(std::string text) {
+  const auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  if (std::none_of(text.begin(), text.end(), is_control)) return text;
+  std::string line;
+  line.reserve(text.size() + 8);
+  for (const char c : text) {
+    if (!is_control(c)) {
+      line += c;
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", static_cast<unsigned char>(c));
+      line += escaped;
+    }
+  }
+  return line;
 }
 
 std::string Status::ToString() const {

@@ -1,17 +1,19 @@
 // ParseHostList and ReadHostFile; see host_list.h.
 #include "host_list.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
+#include <sstream>
 
+#include "ddprun/base/files.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/launcher/rendezvous_options.h"
 
 namespace ddprun {
 namespace {
+
+// A file of a million hosts is under 32 MiB; what is larger is not a host file.
+constexpr size_t kMaxHostFileBytes = size_t{32} << 20;
 
 // Adds `entry` (where: how to name it in an error) to `hosts` as "host:port".
 Status AddHost(const std::string& entry, const std::string& where,
@@ -48,10 +50,8 @@ Result<std::vector<std::string>> ParseHostList(const std::string& comma_separate
 }
 
 Result<std::vector<std::string>> ReadHostFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return InvalidArgumentError("--hostfile: cannot read " + path + ": " + std::strerror(errno));
-  }
+  ASSIGN_OR_RETURN(const std::string text, ReadUserFile("--hostfile", path, kMaxHostFileBytes));
+  std::istringstream in(text);
   std::vector<std::string> hosts;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {

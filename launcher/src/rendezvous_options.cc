@@ -1,6 +1,8 @@
 // Endpoint and security flags; see rendezvous_options.h.
 #include "ddprun/launcher/rendezvous_options.h"
 
+#include <algorithm>
+
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/security_files.h"
 #include "ddprun/base/status_macros.h"
@@ -9,7 +11,12 @@ namespace ddprun {
 
 Result<Endpoint> ParseEndpoint(const std::string& text, int default_port) {
   const std::string usage = "--rdzv_endpoint must be HOST or HOST:PORT, not '" + text + "'";
-  if (text.empty() || text.find_first_of(" \t/[]") != std::string::npos) {
+  // A host name or an IPv4 address: no white space, control character, slash, bracket or comma
+  // (commas separate the hosts of --hosts).
+  const auto unfit = [](unsigned char c) {
+    return c <= ' ' || c == 0x7f || c == '/' || c == '[' || c == ']' || c == ',';
+  };
+  if (text.empty() || std::any_of(text.begin(), text.end(), unfit)) {
     return InvalidArgumentError(usage);
   }
   const auto colon = text.find(':');

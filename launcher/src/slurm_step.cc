@@ -1,6 +1,8 @@
 // ReadSlurmStep; see slurm_step.h.
 #include "slurm_step.h"
 
+#include <algorithm>
+
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/status_macros.h"
 #include "slurm_hostlist.h"
@@ -91,7 +93,7 @@ std::string SlurmStep::Banner() const {
   for (const DerivedFlag& derived : flags) {
     line += " " + derived.flag + "=" + derived.value + " (" + derived.source + ")";
   }
-  return line;
+  return OneLine(std::move(line));  // the sources quote the environment, which may hold anything
 }
 
 Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment,
@@ -99,6 +101,14 @@ Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment
   const auto job = First(environment, {"SLURM_JOB_ID", "SLURM_JOBID"});
   const auto step = First(environment, {"SLURM_STEP_ID", "SLURM_STEPID"});
   if (!job || !step) return std::optional<SlurmStep>();
+  for (const auto& [name, id] : {*job, *step}) {
+    // Slurm's ids are numbers; they name the rendezvous and the log directory, so no white
+    // space, control character or slash gets through from a corrupt environment.
+    const auto unfit = [](unsigned char c) { return c <= ' ' || c == 0x7f || c == '/'; };
+    if (std::any_of(id.begin(), id.end(), unfit)) {
+      return Contradiction(std::string(name) + "='" + id + "' is not a Slurm id");
+    }
+  }
   SlurmStep out;
   out.job_id = job->second;
   out.step_id = step->second;

@@ -39,7 +39,7 @@ struct SlurmStep {
   std::string Describe() const;
   // The value derived for `flag`, or nullopt.
   std::optional<std::string> ValueOf(const std::string& flag) const;
-  // One line: each value and where it came from.
+  // One line (control characters escaped): each value and where it came from.
   std::string Banner() const;
 };
 

@@ -1,19 +1,21 @@
 // ddprund's configuration file; see daemon_config_file.h.
 #include "ddprun/rendezvous/daemon_config_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
+#include "ddprun/base/files.h"
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/security_files.h"
 
 namespace ddprun {
 namespace {
+
+// A configuration file is a few lines; a larger one is not one (or is /dev/zero).
+constexpr size_t kMaxConfigFileBytes = 1 << 20;
 
 // What each key accepts: checks the value and stores it; an error message otherwise.
 using KeyParser = std::function<std::string(const std::string& value, DaemonFileSettings&)>;
@@ -87,11 +89,9 @@ std::string KnownKeys() {
 }  // namespace
 
 Result<DaemonFileSettings> ReadDaemonConfigFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return InvalidArgumentError("cannot read the configuration file " + path + ": " +
-                                std::strerror(errno));
-  }
+  auto text = ReadUserFile("the configuration file", path, kMaxConfigFileBytes);
+  if (!text.ok()) return text.status();
+  std::istringstream in(*text);
   DaemonFileSettings settings;
   std::set<std::string> seen;
   std::string line;

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ddprun/rendezvous/job_client.h"
 #include "integration/multinode/host_daemon_support.h"
 #include "support/terminal_process.h"
-#include "ddprun/rendezvous/job_client.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
@@ -173,7 +173,7 @@ TEST_CASE("submitting to hosts refuses bad flags with one line and exit status 2
       {{"--hosts=a:http", "true"}, "'a:http' is not HOST or HOST:PORT"},
       {{"--hosts=a", "--hostfile=" + dir / "empty-hostfile", "true"}, "not both"},
       {{"--hostfile=" + dir / "empty-hostfile", "true"}, "lists no host"},
-      {{"--hostfile=" + dir / "missing", "true"}, "--hostfile: cannot read"},
+      {{"--hostfile=" + dir / "missing", "true"}, "cannot read --hostfile "},
       {{"--hosts=a,b", "--nnodes=3", "true"}, "--nnodes=3 does not allow the 2 hosts given"},
       {{"--hosts=a", "--node_rank=0", "true"}, "--node_rank is one host's"},
       {{"--hosts=a", "--standalone", "true"}, "--standalone runs one node here"},
@@ -219,7 +219,8 @@ TEST_CASE("at a terminal, a submitted job's workers get terminals and a progress
   CHECK(Count(described.screen(), "[rank0]: stdin=1 stdout=1 stderr=1 rows=30 cols=100\n") == 1);
 }
 
-TEST_CASE("a submitted job runs in the submitter's directory with its environment, as --export says") {
+TEST_CASE(
+    "a submitted job runs in the submitter's directory with its environment, as --export says") {
   auto daemon = JobDaemon();
   ScratchDir dir;
   const std::string show = "echo \"travel=$DDPRUN_TEST_TRAVEL set=$DDPRUN_TEST_SET pwd=$PWD\"";
@@ -235,9 +236,9 @@ TEST_CASE("a submitted job runs in the submitter's directory with its environmen
   CHECK(Count(all.out, "[rank0]: travel=yes set= pwd=" + dir.path() + "\n") == 1);
   auto none = Run(in_dir + std::vector<std::string>{"--export=NONE", "sh", "-c", show}, {}, 60s);
   CHECK(Count(none.out, "[rank0]: travel= set= pwd=" + dir.path() + "\n") == 1);
-  auto listed = Run(
-      in_dir + std::vector<std::string>{"--export=DDPRUN_TEST_SET=given", "sh", "-c", show}, {},
-      60s);
+  auto listed =
+      Run(in_dir + std::vector<std::string>{"--export=DDPRUN_TEST_SET=given", "sh", "-c", show}, {},
+          60s);
   CHECK(Count(listed.out, "[rank0]: travel= set=given pwd=" + dir.path() + "\n") == 1);
 }
 
@@ -245,8 +246,8 @@ TEST_CASE("a program missing on the host fails the start, naming the host and th
   auto daemon = JobDaemon();
   auto missing = Submit(*daemon, {"./no-such-program"});
   CHECK(missing.code() == 1);
-  CHECK(Count(missing.err, "host " + daemon->endpoint() +
-                               ": program './no-such-program' does not exist") == 1);
+  CHECK(Count(missing.err,
+              "host " + daemon->endpoint() + ": program './no-such-program' does not exist") == 1);
   CHECK(Count(missing.err, "nothing was started") == 1);
   CHECK(Lines(missing.err).size() == 1);
 }
@@ -276,11 +277,13 @@ TEST_CASE("a submitter killed mid-job leaves the job running, and attach picks i
   CHECK(attached.out == "[rank0]: before\n[rank0]: after\n");
 }
 
-TEST_CASE("a line typed at the submitter's terminal reaches rank 0 of a submitted job, only rank 0") {
+TEST_CASE(
+    "a line typed at the submitter's terminal reaches rank 0 of a submitted job, only rank 0") {
   auto daemon = JobDaemon();
   const std::string script =
       "echo \"ready $RANK\"; if read line; then echo \"got $line\"; else echo \"end of input\"; fi";
-  TerminalProcess submitter(SubmitCommand(*daemon, {"--nproc_per_node=2", "/bin/sh", "-c", script}));
+  TerminalProcess submitter(
+      SubmitCommand(*daemon, {"--nproc_per_node=2", "/bin/sh", "-c", script}));
   REQUIRE(submitter.WaitFor("[rank0]: ready 0\n"));
   REQUIRE(submitter.WaitFor("[rank1]: end of input\n"));  // rank 1 reads /dev/null
   submitter.Type("hello there\n");

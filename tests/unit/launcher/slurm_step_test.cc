@@ -158,3 +158,14 @@ TEST_CASE("under Slurm, flags win, but ones that contradict the step are usage e
   CHECK_FALSE(std::get<LaunchConfig>(standalone).multi_node);
   CHECK(std::get<LaunchConfig>(standalone).nproc_per_node == 4);
 }
+
+TEST_CASE("a Slurm id with white space or a control character or a slash is refused") {
+  for (const char* id : {"12 34", "12\n34", "../x"}) {
+    EnvironmentMap step = FourNodeStep(0);
+    step["SLURM_JOB_ID"] = id;
+    auto read = ReadSlurmStep(step, 0);
+    REQUIRE(!read.ok());
+    CHECK(read.status().message().find("is not a Slurm id") != std::string::npos);
+    CHECK(read.status().message().find('\n') == std::string::npos);
+  }
+}

@@ -27,8 +27,8 @@ bool Has(const std::vector<std::string>& args, const std::string& arg) {
 }  // namespace
 
 TEST_CASE("a job for --hosts gets --nnodes, the first host's rendezvous and a job id") {
-  SubmitRequest request = Submitted({"--hosts", "h0,h1:29500,h2", "--nproc_per_node=8",
-                                     "train.py", "--epochs", "3"});
+  SubmitRequest request =
+      Submitted({"--hosts", "h0,h1:29500,h2", "--nproc_per_node=8", "train.py", "--epochs", "3"});
   CHECK(request.hosts == std::vector<std::string>{"h0:29400", "h1:29500", "h2:29400"});
   CHECK(request.rendezvous == "h0:29400");
   CHECK(request.job_id.size() == 36);  // a uuid, as --standalone makes
@@ -48,9 +48,9 @@ TEST_CASE("a job for --hosts gets --nnodes, the first host's rendezvous and a jo
 TEST_CASE("the user's --nnodes, --rdzv_endpoint and --rdzv_id win, and its token stays home") {
   ddprun::testing::ScratchDir dir;
   std::ofstream(dir / "token") << "secret\n";
-  SubmitRequest request = Submitted(
-      {"--hosts=a,b,c", "--nnodes", "2:4", "--rdzv_endpoint=r:1234", "--rdzv-id", "job-7",
-       "--token-file", dir / "token", "--detach", "--export=NONE", "--max_restarts=2", "prog"});
+  SubmitRequest request = Submitted({"--hosts=a,b,c", "--nnodes", "2:4", "--rdzv_endpoint=r:1234",
+                                     "--rdzv-id", "job-7", "--token-file", dir / "token",
+                                     "--detach", "--export=NONE", "--max_restarts=2", "prog"});
   CHECK(request.rendezvous == "r:1234");
   CHECK(request.job_id == "job-7");
   CHECK(request.security.token == "secret");
@@ -64,9 +64,8 @@ TEST_CASE("the user's --nnodes, --rdzv_endpoint and --rdzv_id win, and its token
     CHECK(arg != "job-7");
     CHECK(arg != "--detach");
   }
-  CHECK(std::count_if(request.agent_args.begin(), request.agent_args.end(), [](auto& arg) {
-          return arg.rfind("--nnodes", 0) == 0;
-        }) == 1);
+  CHECK(std::count_if(request.agent_args.begin(), request.agent_args.end(),
+                      [](auto& arg) { return arg.rfind("--nnodes", 0) == 0; }) == 1);
 }
 
 TEST_CASE("a submitted job counts each host's devices there, not the submitting machine's") {
@@ -92,12 +91,25 @@ TEST_CASE("a host file lists one host a line, with comments and blank lines") {
   CHECK(hosts.value() == std::vector<std::string>{"n0:29400", "n1:29411", "n2:29400"});
   std::ofstream(dir / "bad") << "n0\nn1:x\n";
   auto bad = ReadHostFile(dir / "bad");
-  CHECK(bad.status().message() == "--hostfile " + dir / "bad" + ":2: 'n1:x' is not HOST or HOST:PORT");
+  CHECK(bad.status().message() ==
+        "--hostfile " + dir / "bad" + ":2: 'n1:x' is not HOST or HOST:PORT");
+}
+
+TEST_CASE("a host file that never ends or a host with a comma or a newline is refused") {
+  CHECK(ReadHostFile("/dev/zero").status().message() ==
+        "--hostfile /dev/zero is larger than 32 MiB");
+  ddprun::testing::ScratchDir dir;
+  std::ofstream(dir / "hosts") << "n0,n1\n";
+  CHECK(ReadHostFile(dir / "hosts").status().message() ==
+        "--hostfile " + dir / "hosts" + ":1: 'n0,n1' is not HOST or HOST:PORT");
+  // Found by the host_list fuzzer; the message stays on one line.
+  CHECK(ParseHostList("n0\nevil,n1").status().message() ==
+        "--hosts: 'n0\\nevil' is not HOST or HOST:PORT");
 }
 
 TEST_CASE("exporting ALL sends everything but what describes the submitting host or session") {
   const std::map<std::string, std::string> env = {
-      {"PATH", "/opt/bin"},       {"NCCL_DEBUG", "INFO"}, {"HOSTNAME", "login1"},
+      {"PATH", "/opt/bin"},       {"NCCL_DEBUG", "INFO"},  {"HOSTNAME", "login1"},
       {"DISPLAY", ":0"},          {"SSH_AUTH_SOCK", "/x"}, {"SSH_CONNECTION", "a b"},
       {"PWD", "/home/u"},         {"SHLVL", "2"},          {"DDPRUN_TOKEN", "secret"},
       {"XDG_RUNTIME_DIR", "/run"}};

@@ -28,4 +28,11 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode
 // At most `limit` bytes from the start of `path`. NOT_FOUND when it does not exist.
 Result<std::string> ReadFileHead(const std::string& path, size_t limit);
 
+// The whole of a file the user names (a token, a host file, a configuration file), which may be
+// anything: at most `limit` bytes. INVALID_ARGUMENT, one line naming `what` and the path, when
+// it cannot be read ("cannot read --hostfile /x: No such file or directory") or holds more than
+// `limit` bytes, as a device like /dev/zero does ("--hostfile /dev/zero is larger than 16 MiB").
+// A pipe is read to its end (`--hostfile <(...)`), so one whose writer never closes it blocks.
+Result<std::string> ReadUserFile(const std::string& what, const std::string& path, size_t limit);
+
 }  // namespace ddprun

@@ -39,10 +39,16 @@ enum class StatusCode : int {
 // The code's canonical name, e.g. "DEADLINE_EXCEEDED".
 const char* StatusCodeName(StatusCode code);
 
+// `text` made fit for a one-line message: each control character escaped ("\n", "\r", "\t",
+// else "\xNN"), everything else kept. Errors quote what the user gave, which may hold anything.
+std::string OneLine(std::string text);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  // The message is kept on one line (OneLine): every error is one line, whatever it quotes.
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(OneLine(std::move(message))) {}
 
   static Status Ok() { return {}; }
 

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "ddprun/base/status.h"
 #include "ddprun/launcher/launch_config.h"
 #include "ddprun/launcher/submit_request.h"
 
@@ -17,8 +18,10 @@ struct HelpRequest {
   std::string text;
 };
 struct VersionRequest {};
-// A usage error: one line saying what was wrong and what to do. ddprun exits 2.
+// A usage error: one line saying what was wrong and what to do (OneLine: what it quotes from
+// the command line may hold anything). ddprun exits 2.
 struct UsageError {
+  explicit UsageError(std::string text) : message(OneLine(std::move(text))) {}
   std::string message;
 };
 
