@@ -29,8 +29,8 @@ Status JobClient::Failed(const grpc::Status& status) const {
   std::string message = status.error_message();
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
-      message = "cannot reach its ddprund (" + message +
-                "); check that ddprund runs there, on that port";
+      message =
+          "cannot reach its ddprund (" + message + "); check that ddprund runs there, on that port";
       break;
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       message = "its ddprund did not answer in time (" + message +

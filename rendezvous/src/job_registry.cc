@@ -1,6 +1,8 @@
 // JobRegistry; see job_registry.h.
 #include "ddprun/rendezvous/job_registry.h"
 
+#include <algorithm>
+
 #include "ddprun/base/status_macros.h"
 
 namespace ddprun {
@@ -20,18 +22,54 @@ const char* StateName(JobRounds::State state) {
   return "unknown";
 }
 
+// INVALID_ARGUMENT when `what` is longer than the limit.
+Status CheckIdLength(const char* what, const std::string& id, const JobLimits& limits) {
+  if (id.size() <= limits.max_id_bytes) return Status::Ok();
+  return InvalidArgumentError(std::string(what) + " of " + std::to_string(id.size()) +
+                              " bytes is over the limit of " + std::to_string(limits.max_id_bytes));
+}
+
+Status ValidateNodeDescription(const std::string& job_id, const NodeDescription& node,
+                               const JobLimits& limits) {
+  RETURN_IF_ERROR(CheckIdLength("a job id", job_id, limits));
+  RETURN_IF_ERROR(CheckIdLength("a node id", node.node_id, limits));
+  RETURN_IF_ERROR(CheckIdLength("a host name", node.host, limits));
+  RETURN_IF_ERROR(CheckIdLength("a scheduler's description", node.scheduler, limits));
+  if (node.nproc > limits.max_workers_per_node) {
+    return InvalidArgumentError("node " + node.host + " runs " + std::to_string(node.nproc) +
+                                " workers; a node runs at most " +
+                                std::to_string(limits.max_workers_per_node));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Status ValidateRendezvousSettings(const RendezvousSettings& settings) {
+Status ValidateRendezvousSettings(const RendezvousSettings& settings, const JobLimits& limits) {
   if (settings.min_nodes < 1 || settings.max_nodes < settings.min_nodes) {
     return InvalidArgumentError("a job needs 1 <= min_nodes <= max_nodes, not " +
                                 std::to_string(settings.min_nodes) + ":" +
                                 std::to_string(settings.max_nodes));
   }
+  if (settings.max_nodes > limits.max_nodes_per_job) {
+    return InvalidArgumentError("a job of up to " + std::to_string(settings.max_nodes) +
+                                " nodes is over the server's limit of " +
+                                std::to_string(limits.max_nodes_per_job));
+  }
   if (settings.max_restarts < 0) return InvalidArgumentError("max_restarts must be 0 or more");
   if (settings.join_timeout.count() <= 0 || settings.last_call_timeout.count() <= 0 ||
-      settings.heartbeat_timeout.count() <= 0) {
+      settings.heartbeat_timeout.count() <= 0 || settings.hang.timeout.count() < 0 ||
+      settings.hang.first_timeout.count() < 0) {
     return InvalidArgumentError("rendezvous timeouts must be positive");
+  }
+  for (const auto timeout :
+       {settings.join_timeout, settings.last_call_timeout, settings.heartbeat_timeout,
+        settings.hang.timeout, settings.hang.first_timeout}) {
+    if (timeout > limits.max_timeout) {
+      return InvalidArgumentError(
+          "a rendezvous timeout of " + std::to_string(timeout.count() / 1000) +
+          " s is over the limit of " + std::to_string(limits.max_timeout.count() / 1000) + " s");
+    }
   }
   return Status::Ok();
 }
@@ -47,17 +85,56 @@ void JobRegistry::Drain(const std::string& job_id, JobRounds& job, RendezvousTim
   const bool ended =
       job.state() == JobRounds::State::kComplete || job.state() == JobRounds::State::kFailed;
   if (ended) ended_at_.try_emplace(job_id, now);
+  Reindex(job_id, job);
+}
+
+void JobRegistry::Reindex(const std::string& job_id, const JobRounds& job) {
+  Unindex(job_id);
+  std::optional<RendezvousTime> deadline = job.NextDeadline();
+  if (auto ended = ended_at_.find(job_id); ended != ended_at_.end()) {
+    deadline = ended->second + kEndedJobRetention;  // an ended job has no deadline of its own
+  }
+  if (!deadline) return;
+  deadline_of_.emplace(job_id, *deadline);
+  deadlines_.emplace(*deadline, job_id);
+}
+
+void JobRegistry::Unindex(const std::string& job_id) {
+  auto indexed = deadline_of_.find(job_id);
+  if (indexed == deadline_of_.end()) return;
+  deadlines_.erase({indexed->second, job_id});
+  deadline_of_.erase(indexed);
+}
+
+void JobRegistry::Forget(const std::string& job_id) {
+  Unindex(job_id);
+  jobs_.erase(job_id);
+  ended_at_.erase(job_id);
 }
 
 Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& settings,
                          const NodeDescription& node, const std::optional<RunningRound>& running,
                          RendezvousTime now, std::vector<RoutedEvent>& events) {
   if (job_id.empty()) return InvalidArgumentError("a job id is required (--rdzv_id)");
+  RETURN_IF_ERROR(ValidateNodeDescription(job_id, node, limits_));
   MutexLock lock(mu_);
   JobRounds* job = Find(job_id);
   if (job == nullptr) {
-    RETURN_IF_ERROR(ValidateRendezvousSettings(settings));
+    RETURN_IF_ERROR(ValidateRendezvousSettings(settings, limits_));
+    if (jobs_.size() >= limits_.max_jobs && !ForgetOldestEnded(forgotten_early_)) {
+      return ResourceExhaustedError("this rendezvous server holds " + std::to_string(jobs_.size()) +
+                                    " jobs that have not ended, its limit; try again later");
+    }
     job = jobs_.emplace(job_id, std::make_unique<JobRounds>(settings, now)).first->second.get();
+  }
+  const size_t most_nodes =
+      static_cast<size_t>(job->settings().max_nodes) + limits_.waiting_nodes_beyond_max;
+  if (!job->HasNode(node.node_id) && job->node_count() >= most_nodes) {
+    return ResourceExhaustedError("job '" + job_id + "' already holds " +
+                                  std::to_string(job->node_count()) + " nodes (its " +
+                                  std::to_string(job->settings().max_nodes) + " and " +
+                                  std::to_string(limits_.waiting_nodes_beyond_max) +
+                                  " waiting for room); node " + node.host + " is refused");
   }
   const RendezvousSettings& own = job->settings();
   if (settings.min_nodes != own.min_nodes || settings.max_nodes != own.max_nodes) {
@@ -120,33 +197,46 @@ void JobRegistry::Disconnected(const std::string& job_id, const std::string& nod
       job_id, now, [&](JobRounds& job) { job.Disconnected(node_id, now); }, none);
 }
 
+bool JobRegistry::ForgetOldestEnded(std::vector<std::string>& forgotten) {
+  if (ended_at_.empty()) return false;
+  auto oldest = std::min_element(ended_at_.begin(), ended_at_.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+  forgotten.push_back(oldest->first);
+  Forget(oldest->first);
+  return true;
+}
+
 void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
                        std::vector<std::string>* forgotten) {
   MutexLock lock(mu_);
-  for (auto& [job_id, job] : jobs_) {
-    job->Tick(now);
-    Drain(job_id, *job, now, events);
+  for (std::string& job_id : forgotten_early_) {
+    // Unless the id was joined again since: its keys are the new job's.
+    if (forgotten != nullptr && !jobs_.contains(job_id)) forgotten->push_back(std::move(job_id));
   }
-  for (auto it = ended_at_.begin(); it != ended_at_.end();) {
-    if (now - it->second < kEndedJobRetention) {
-      ++it;
+  forgotten_early_.clear();
+  // Only the jobs with a deadline passed, each once: the others have nothing to do now, and a
+  // server holds thousands of jobs.
+  std::vector<std::string> due;
+  for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now; ++it) {
+    due.push_back(it->second);
+  }
+  for (const std::string& job_id : due) {
+    if (auto ended = ended_at_.find(job_id); ended != ended_at_.end()) {
+      if (now - ended->second < kEndedJobRetention) continue;
+      Forget(job_id);
+      if (forgotten != nullptr) forgotten->push_back(job_id);
       continue;
     }
-    jobs_.erase(it->first);
-    if (forgotten != nullptr) forgotten->push_back(it->first);
-    it = ended_at_.erase(it);
+    JobRounds& job = *jobs_.at(job_id);
+    job.Tick(now);
+    Drain(job_id, job, now, events);
   }
 }
 
 std::optional<RendezvousTime> JobRegistry::NextDeadline() const {
   MutexLock lock(mu_);
-  std::optional<RendezvousTime> next;
-  auto consider = [&next](std::optional<RendezvousTime> t) {
-    if (t && (!next || *t < *next)) next = t;
-  };
-  for (const auto& [job_id, job] : jobs_) consider(job->NextDeadline());
-  for (const auto& [job_id, ended] : ended_at_) consider(ended + kEndedJobRetention);
-  return next;
+  if (deadlines_.empty()) return std::nullopt;
+  return deadlines_.begin()->first;
 }
 
 bool JobRegistry::AllEnded() const {

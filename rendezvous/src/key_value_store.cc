@@ -15,7 +15,12 @@ void RunAll(std::vector<std::function<void()>>& callbacks) {
 
 }  // namespace
 
-Status KeyValueStore::CheckKey(const std::string& key) const {
+Status KeyValueStore::CheckKey(const StoreScopeKey& scope, const std::string& key) const {
+  if (scope.job_id.size() > limits_.max_job_id_bytes) {
+    return InvalidArgumentError("a job id of " + std::to_string(scope.job_id.size()) +
+                                " bytes is over the limit of " +
+                                std::to_string(limits_.max_job_id_bytes));
+  }
   if (key.empty()) return InvalidArgumentError("store key must not be empty");
   if (key.size() > limits_.max_key_bytes) {
     return InvalidArgumentError("store key of " + std::to_string(key.size()) +
@@ -42,7 +47,13 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
                                   std::to_string(limits_.max_job_bytes) +
                                   " bytes in the store; delete keys it no longer needs");
   }
+  if (total_bytes_ - old_bytes + new_bytes > limits_.max_total_bytes) {
+    return ResourceExhaustedError("the rendezvous server's store would hold more than " +
+                                  std::to_string(limits_.max_total_bytes) +
+                                  " bytes for all its jobs; try again when jobs have ended");
+  }
   job_total = job_total - old_bytes + new_bytes;
+  total_bytes_ = total_bytes_ - old_bytes + new_bytes;
   entries_[entry_key] = std::move(value);
 
   auto watched = waiters_by_key_.find(entry_key);
@@ -50,6 +61,7 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
   for (WaiterId id : watched->second) {
     auto waiter = waiters_.find(id);
     waiter->second.missing_keys.erase(key);
+    ForgetWaitedKeys(waiter->second.scope, 1);
     if (waiter->second.missing_keys.empty()) {
       ready.push_back(std::move(waiter->second.on_ready));
       waiters_.erase(waiter);
@@ -60,7 +72,7 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
 }
 
 Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, std::string value) {
-  RETURN_IF_ERROR(CheckKey(key));
+  RETURN_IF_ERROR(CheckKey(scope, key));
   std::vector<std::function<void()>> ready;
   Status status;
   {
@@ -80,7 +92,7 @@ Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::st
 
 Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string& key,
                                    int64_t delta) {
-  RETURN_IF_ERROR(CheckKey(key));
+  RETURN_IF_ERROR(CheckKey(scope, key));
   std::vector<std::function<void()>> ready;
   int64_t sum = 0;
   {
@@ -98,7 +110,7 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
                                                     const std::string& key,
                                                     const std::string& expected,
                                                     std::string desired) {
-  RETURN_IF_ERROR(CheckKey(key));
+  RETURN_IF_ERROR(CheckKey(scope, key));
   std::vector<std::function<void()>> ready;
   CompareSetOutcome outcome;
   {
@@ -117,11 +129,20 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
   return outcome;
 }
 
+void KeyValueStore::ForgetWaitedKeys(const StoreScopeKey& scope, size_t count) {
+  if (count == 0) return;
+  waited_keys_ -= count;
+  auto job = job_waited_keys_.find(scope.job_id);
+  job->second -= count;
+  if (job->second == 0) job_waited_keys_.erase(job);
+}
+
 bool KeyValueStore::Delete(const StoreScopeKey& scope, const std::string& key) {
   MutexLock lock(mu_);
   auto it = entries_.find({scope, key});
   if (it == entries_.end()) return false;
   job_bytes_[scope.job_id] -= key.size() + it->second.size();
+  total_bytes_ -= key.size() + it->second.size();
   entries_.erase(it);
   return true;
 }
@@ -135,7 +156,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
                                 " keys; the limit is " + std::to_string(limits_.max_keys_per_wait));
   }
   for (const auto& key : keys) {
-    RETURN_IF_ERROR(CheckKey(key));
+    RETURN_IF_ERROR(CheckKey(scope, key));
   }
   WaiterId id;
   {
@@ -146,6 +167,23 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
       if (!entries_.contains({scope, key})) waiter.missing_keys.insert(key);
     }
     if (!waiter.missing_keys.empty()) {
+      const size_t missing = waiter.missing_keys.size();
+      const auto known = job_waited_keys_.find(scope.job_id);
+      const size_t job_waited = known == job_waited_keys_.end() ? 0 : known->second;
+      if (job_waited + missing > limits_.max_waited_keys_per_job) {
+        return ResourceExhaustedError("job '" + scope.job_id + "' has pending waits that miss " +
+                                      std::to_string(job_waited) + " keys, and its limit is " +
+                                      std::to_string(limits_.max_waited_keys_per_job) +
+                                      "; wait on fewer keys at a time");
+      }
+      if (waited_keys_ + missing > limits_.max_waited_keys) {
+        return ResourceExhaustedError("the rendezvous server's pending waits already miss " +
+                                      std::to_string(waited_keys_) + " keys, and its limit is " +
+                                      std::to_string(limits_.max_waited_keys) +
+                                      "; try again when waits have ended");
+      }
+      job_waited_keys_[scope.job_id] += missing;
+      waited_keys_ += missing;
       for (const auto& key : waiter.missing_keys) waiters_by_key_[{scope, key}].insert(id);
       waiters_.emplace(id, std::move(waiter));
       return id;
@@ -160,6 +198,7 @@ bool KeyValueStore::CancelWait(WaiterId id) {
   MutexLock lock(mu_);
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return false;
+  ForgetWaitedKeys(it->second.scope, it->second.missing_keys.size());
   for (const auto& key : it->second.missing_keys) {
     auto watched = waiters_by_key_.find({it->second.scope, key});
     if (watched == waiters_by_key_.end()) continue;
@@ -179,7 +218,10 @@ void KeyValueStore::DropJob(const std::string& job_id) {
   MutexLock lock(mu_);
   auto it = entries_.lower_bound({StoreScopeKey{job_id, std::numeric_limits<int64_t>::min()}, ""});
   while (it != entries_.end() && it->first.first.job_id == job_id) it = entries_.erase(it);
-  job_bytes_.erase(job_id);
+  if (auto bytes = job_bytes_.find(job_id); bytes != job_bytes_.end()) {
+    total_bytes_ -= bytes->second;
+    job_bytes_.erase(bytes);
+  }
 }
 
 }  // namespace ddprun

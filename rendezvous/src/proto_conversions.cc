@@ -70,18 +70,19 @@ RendezvousSettings FromProto(const v1::JobSettings& settings) {
   out.min_nodes = settings.min_nodes();
   out.max_nodes = settings.max_nodes();
   out.max_restarts = settings.max_restarts();
-  if (settings.join_timeout_ms() > 0) {
+  // 0: the default. Any other value is kept, for ValidateRendezvousSettings to refuse what makes
+  // no sense (a negative timeout), rather than be quietly replaced.
+  if (settings.join_timeout_ms() != 0) {
     out.join_timeout = std::chrono::milliseconds(settings.join_timeout_ms());
   }
-  if (settings.last_call_timeout_ms() > 0) {
+  if (settings.last_call_timeout_ms() != 0) {
     out.last_call_timeout = std::chrono::milliseconds(settings.last_call_timeout_ms());
   }
-  if (settings.heartbeat_timeout_ms() > 0) {
+  if (settings.heartbeat_timeout_ms() != 0) {
     out.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms());
   }
-  out.hang.timeout = std::chrono::milliseconds(std::max<int64_t>(0, settings.hang_timeout_ms()));
-  out.hang.first_timeout =
-      std::chrono::milliseconds(std::max<int64_t>(0, settings.hang_first_timeout_ms()));
+  out.hang.timeout = std::chrono::milliseconds(settings.hang_timeout_ms());
+  out.hang.first_timeout = std::chrono::milliseconds(settings.hang_first_timeout_ms());
   out.hang.action =
       ParseHangAction(settings.hang_action()).value_or(HangSettings::Action::kRestart);
   return out;

@@ -4,6 +4,7 @@
 // rendezvous logic of its own.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -80,6 +81,7 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   boost::asio::io_context timers_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> timers_work_;
   boost::asio::steady_timer round_timer_;  // used on the timer thread only
+  std::atomic<bool> tick_queued_{false};   // a ScheduleTick is posted and has not run yet
   std::thread timer_thread_;
 };
 

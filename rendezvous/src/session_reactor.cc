@@ -103,10 +103,13 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
     }
     Status joined =
         registry_.Join(join.job_id(), FromProto(join.settings()), node, running, now, events);
-    if (!joined.ok()) {
+    if (joined.ok()) {
+      session.told_lost = false;  // a member again: if it is lost again, it hears so again
+    } else {
+      // The ids are cut: a refused join may be refused for ids of a megabyte.
       GetLogger("rendezvous")
-          ->warn("join of node {} to job '{}' refused: {}", node.host, join.job_id(),
-                 joined.message());
+          ->warn("join of node {} to job '{}' refused: {}", node.host.substr(0, 64),
+                 join.job_id().substr(0, 64), joined.message());
     }
     Deliver(events);
     ScheduleTick();
@@ -126,10 +129,16 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
         for (const auto& rank : heartbeat.progress()) progress->ranks.push_back(FromProto(rank));
       }
       if (!registry_.Heartbeat(job_id, node_id, now, progress, events).ok()) {
-        v1::ServerEvent lost;
-        lost.mutable_restart()->set_reason(
-            "this node was declared lost (no heartbeat in time); stop the workers and join again");
-        session.Push(std::move(lost));
+        // Once: heartbeats queued while the node was cut off arrive together, and each notice
+        // would make the agent join again, each join restarting the round the first one formed.
+        if (!session.told_lost) {
+          session.told_lost = true;
+          v1::ServerEvent lost;
+          lost.mutable_restart()->set_reason(
+              "this node was declared lost (no heartbeat in time); stop the workers and join "
+              "again");
+          session.Push(std::move(lost));
+        }
         return grpc::Status::OK;
       }
       if (events.empty()) return grpc::Status::OK;
@@ -184,7 +193,13 @@ void RendezvousService::Unregister(const SessionKey& key, SessionReactor* sessio
 }
 
 void RendezvousService::ScheduleTick() {
+  // One re-arm queued at a time: every agent message asks for one, and each reads every job's
+  // deadline, so under load the timer thread would fall ever further behind (the Wait timeouts
+  // it also serves with it). The flag is cleared before the deadline is read, so a change made
+  // after that read queues a re-arm of its own.
+  if (tick_queued_.exchange(true)) return;
   boost::asio::post(timers_, [this] {
+    tick_queued_ = false;
     auto deadline = registry_.NextDeadline();
     if (!deadline) {
       round_timer_.cancel();

@@ -24,6 +24,9 @@ class RendezvousService::SessionReactor final
 
   // Set by the service on the session's first join; read by the service only.
   std::optional<SessionKey> key;
+  // The service told this session's node it was declared lost, and the node has not joined
+  // since: its later heartbeats get no second notice. Read and set by the service only.
+  bool told_lost = false;
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

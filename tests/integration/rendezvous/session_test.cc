@@ -221,6 +221,29 @@ TEST_CASE("a node that goes silent is declared lost and the survivor goes on") {
   CHECK(ready.world_size() == 2);
 }
 
+TEST_CASE("a node declared lost is told so once, however many late heartbeats it sends") {
+  // A node cut off for longer than heartbeat_timeout: the heartbeats it queued arrive together
+  // once its link is back. One notice for all of them, or the agent rejoins once per notice and
+  // every join after the first restarts the round the others just started.
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  FormRound(a, b, 1, 2);
+  b.GoSilent();
+  CHECK(ExpectRestart(a).find("node host-b lost") != std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    v1::AgentMessage beat;
+    beat.mutable_heartbeat();
+    b.Write(beat);
+  }
+  CHECK(ExpectRestart(b).find("declared lost") != std::string::npos);
+  b.Join(1, 2);
+  // The stream is ordered: a second notice would come before the answer to the join.
+  auto next = b.Next();
+  REQUIRE(next);
+  CHECK_FALSE(next->has_restart());
+  CHECK(next->has_round_ready());
+}
+
 TEST_CASE("an agent that leaves restarts the others without closing the job") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");

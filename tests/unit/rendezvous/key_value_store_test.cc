@@ -125,3 +125,35 @@ TEST_CASE("dropping a job forgets its keys in every round and frees its budget")
   CHECK(store.Get({"other", 0}, "k").value() == "kept");
   CHECK(store.Set({"old", 4}, "k", std::string(60, 'y')).ok());  // the whole budget again
 }
+
+TEST_CASE("the store's totals over every job and every pending wait are bounded") {
+  KeyValueLimits limits;
+  limits.max_total_bytes = 100;
+  limits.max_waited_keys_per_job = 3;
+  limits.max_waited_keys = 5;
+  limits.max_job_id_bytes = 8;
+  KeyValueStore store(limits);
+  REQUIRE(store.Set({"a", 0}, "k", std::string(60, 'x')).ok());
+  Status full = store.Set({"b", 0}, "k", std::string(60, 'x'));
+  CHECK(full.code() == StatusCode::kResourceExhausted);
+  CHECK(full.message().find("more than 100 bytes for all its jobs") != std::string::npos);
+  store.DropJob("a");
+  REQUIRE(store.Set({"b", 0}, "k", std::string(60, 'x')).ok());
+  CHECK(store.Set({"a-long-job", 0}, "k", "v").message() ==
+        "a job id of 10 bytes is over the limit of 8");
+
+  // Each job's pending waits miss at most 3 keys, and all of them together at most 5.
+  auto first = store.WaitAsync({"a", 0}, {"x", "y"}, [] {});
+  REQUIRE(first.ok());
+  Status job_full = store.WaitAsync({"a", 0}, {"p", "q"}, [] {}).status();
+  CHECK(job_full.code() == StatusCode::kResourceExhausted);
+  CHECK(job_full.message().find("job 'a' has pending waits that miss 2 keys") != std::string::npos);
+  REQUIRE(store.Set({"a", 0}, "x", "1").ok());  // one key less missed
+  REQUIRE(store.WaitAsync({"a", 0}, {"p"}, [] {}).ok());
+  REQUIRE(store.WaitAsync({"c", 0}, {"p", "q"}, [] {}).ok());
+  Status all_full = store.WaitAsync({"d", 0}, {"p", "q"}, [] {}).status();
+  CHECK(all_full.message().find("the rendezvous server's pending waits already miss 4") !=
+        std::string::npos);
+  CHECK(store.CancelWait(*first));
+  CHECK(store.WaitAsync({"d", 0}, {"p"}, [] {}).ok());
+}

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,12 +23,29 @@ struct RoutedEvent {
   NodeEvent event;
 };
 
+// What one server's jobs may hold at most: the bounds that keep a daemon's memory bounded
+// whatever its clients send. docs/limits.md lists them with the store's (KeyValueLimits).
+struct JobLimits {
+  size_t max_jobs = 10'000;          // held at once; ended ones are forgotten early to make room
+  int max_nodes_per_job = 65'536;    // a job's max_nodes
+  int max_workers_per_node = 4'096;  // a node's nproc (so a world size fits in an int)
+  // Nodes a job holds beyond its max_nodes: agents that wait for a round with room (elastic
+  // jobs) or that rejoin before their old entry is lost.
+  int waiting_nodes_beyond_max = 64;
+  size_t max_id_bytes = 256;  // a job id, a node id, a host, a scheduler's description
+  std::chrono::milliseconds max_timeout{std::chrono::hours(7 * 24)};  // any of a job's timeouts
+};
+
 class JobRegistry {
  public:
   static constexpr std::chrono::minutes kEndedJobRetention{10};
 
+  explicit JobRegistry(JobLimits limits = {}) : limits_(limits) {}
+
   // The first join of a job creates it with `settings` (INVALID_ARGUMENT when they are not
-  // sensible); later joins must ask for the same number of nodes (INVALID_ARGUMENT otherwise).
+  // sensible or over `limits`); later joins must ask for the same number of nodes
+  // (INVALID_ARGUMENT otherwise). RESOURCE_EXHAUSTED when the server holds max_jobs jobs that
+  // have not ended, or the job holds max_nodes + waiting_nodes_beyond_max nodes.
   // `running` set: the node reconnects while running that round (JobRounds::Resume).
   Status Join(const std::string& job_id, const RendezvousSettings& settings,
               const NodeDescription& node, const std::optional<RunningRound>& running,
@@ -65,12 +84,25 @@ class JobRegistry {
               const std::function<void(JobRounds&)>& change, std::vector<RoutedEvent>& events)
       EXCLUDES(mu_);
 
+  // Makes room for a new job by forgetting the job that ended first; false when none has ended.
+  bool ForgetOldestEnded(std::vector<std::string>& forgotten) REQUIRES(mu_);
+  // The deadline index: a job's next deadline (for an ended job, the end of its retention),
+  // kept in step by Drain, which follows every change of a job.
+  void Reindex(const std::string& job_id, const JobRounds& job) REQUIRES(mu_);
+  void Unindex(const std::string& job_id) REQUIRES(mu_);
+  void Forget(const std::string& job_id) REQUIRES(mu_);
+
+  const JobLimits limits_;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<JobRounds>> jobs_ GUARDED_BY(mu_);
+  // Jobs forgotten to make room, for the next Tick to report (their keys are dropped then).
+  std::vector<std::string> forgotten_early_ GUARDED_BY(mu_);
   std::map<std::string, RendezvousTime> ended_at_ GUARDED_BY(mu_);
+  std::map<std::string, RendezvousTime> deadline_of_ GUARDED_BY(mu_);
+  std::set<std::pair<RendezvousTime, std::string>> deadlines_ GUARDED_BY(mu_);
 };
 
-// INVALID_ARGUMENT naming the first setting that makes no sense.
-Status ValidateRendezvousSettings(const RendezvousSettings& settings);
+// INVALID_ARGUMENT naming the first setting that makes no sense or is over `limits`.
+Status ValidateRendezvousSettings(const RendezvousSettings& settings, const JobLimits& limits = {});
 
 }  // namespace ddprun

@@ -78,6 +78,10 @@ class JobRounds {
   std::vector<NodeSnapshot> Nodes(RendezvousTime now) const;
   int64_t round() const { return round_; }
   int restarts_used() const { return restarts_used_; }
+  // The nodes the job holds (members, waiting, disconnected but not yet lost), and whether it
+  // holds `node_id`.
+  size_t node_count() const { return nodes_.size(); }
+  bool HasNode(const std::string& node_id) const { return nodes_.contains(node_id); }
   const std::string& last_failure() const { return last_failure_; }
   const std::optional<WorkerFailure>& last_worker_failure() const { return last_worker_failure_; }
   // Members of the current round by group rank (empty while forming).

@@ -25,11 +25,18 @@ struct StoreScopeKey {
   auto operator<=>(const StoreScopeKey&) const = default;
 };
 
+// What the store holds at most; docs/limits.md lists them with the rest of the server's.
 struct KeyValueLimits {
-  size_t max_key_bytes = 1024;       // per key
-  size_t max_value_bytes = 1 << 20;  // per value (1 MiB)
-  size_t max_job_bytes = 64u << 20;  // keys + values of one job, all rounds (64 MiB)
-  size_t max_keys_per_wait = 1024;   // keys named by one wait
+  size_t max_job_id_bytes = 256;             // a scope's job id
+  size_t max_key_bytes = 1024;               // per key
+  size_t max_value_bytes = 1 << 20;          // per value (1 MiB)
+  size_t max_job_bytes = 64u << 20;          // keys + values of one job, all rounds (64 MiB)
+  size_t max_total_bytes = size_t{1} << 30;  // keys + values of every job together (1 GiB)
+  size_t max_keys_per_wait = 1024;           // keys named by one wait
+  // Keys that pending waits still miss (each costs about 350 bytes): over one job's waits, so a
+  // job that waits on too much is refused before it crowds out the others; and over every wait.
+  size_t max_waited_keys_per_job = 64u << 10;
+  size_t max_waited_keys = 1u << 20;
 };
 
 struct CompareSetOutcome {
@@ -89,15 +96,21 @@ class KeyValueStore {
   };
   using EntryKey = std::pair<StoreScopeKey, std::string>;
 
-  Status CheckKey(const std::string& key) const;
+  Status CheckKey(const StoreScopeKey& scope, const std::string& key) const;
   // Stores value and collects the callbacks of waiters it completes.
   Status StoreLocked(const StoreScopeKey& scope, const std::string& key, std::string value,
                      std::vector<std::function<void()>>& ready) REQUIRES(mu_);
+
+  // A waiter of `scope` misses `count` keys less (found, or the wait ended).
+  void ForgetWaitedKeys(const StoreScopeKey& scope, size_t count) REQUIRES(mu_);
 
   const KeyValueLimits limits_;
   mutable Mutex mu_;
   std::map<EntryKey, std::string> entries_ GUARDED_BY(mu_);
   std::map<std::string, size_t> job_bytes_ GUARDED_BY(mu_);
+  size_t total_bytes_ GUARDED_BY(mu_) = 0;  // the sum of job_bytes_
+  size_t waited_keys_ GUARDED_BY(mu_) = 0;  // the sum of the waiters' missing_keys
+  std::map<std::string, size_t> job_waited_keys_ GUARDED_BY(mu_);  // the same, by job id
   std::map<WaiterId, Waiter> waiters_ GUARDED_BY(mu_);
   std::map<EntryKey, std::set<WaiterId>> waiters_by_key_ GUARDED_BY(mu_);
   WaiterId next_waiter_id_ GUARDED_BY(mu_) = 1;
