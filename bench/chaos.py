@@ -258,9 +258,12 @@ def orphans(marker, owners):
             if pid in still and not descends_from(pid, owners)]
 
 
-def kill_marked(marker):
-    """SIGKILL (after SIGCONT, for stopped ones) every process carrying the marker."""
+def kill_marked(marker, keep=None):
+    """SIGKILL (after SIGCONT, for stopped ones) every process carrying the marker, but `keep`
+    and its descendants when given: what a job left behind."""
     for pid in marked_processes(marker):
+        if keep is not None and descends_from(pid, {keep}):
+            continue
         for sig in (signal.SIGCONT, signal.SIGKILL):
             try:
                 os.kill(pid, sig)
@@ -771,24 +774,13 @@ def run_job(ctx, name, epochs, plan, marker):
         raise
     # Its agents gone, every marked process but the daemon is one the job left behind.
     left = job_orphans(ctx, job)
-    kill_marked_except(marker, ctx.daemon.process.pid)
+    kill_marked(marker, ctx.daemon.process.pid)
     for reader in job.readers:  # the last lines (a fingerprint) may still be on their way
         reader.join(timeout=5)
     result = JobResult(job, outcome, ctx.status.restarts_used(name), left)
     job.output.close()
     shutil.rmtree(job.checkpoints, ignore_errors=True)  # the tmpfs stays empty between jobs
     return faults, result
-
-
-def kill_marked_except(marker, keep):
-    """SIGKILL every marked process but `keep` and its descendants: what a job left behind."""
-    for pid in marked_processes(marker):
-        if not descends_from(pid, {keep}):
-            for sig in (signal.SIGCONT, signal.SIGKILL):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "ddprun/base/status.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 
 extern char** environ;
@@ -87,45 +88,9 @@ void Event(const std::string& name) {
   std::fflush(stdout);
 }
 
+// gRPC's codes are the project's (ddprun/base/status.h maps them one to one).
 const char* CodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::OK:
-      return "OK";
-    case grpc::CANCELLED:
-      return "CANCELLED";
-    case grpc::UNKNOWN:
-      return "UNKNOWN";
-    case grpc::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::NOT_FOUND:
-      return "NOT_FOUND";
-    case grpc::ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case grpc::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case grpc::ABORTED:
-      return "ABORTED";
-    case grpc::OUT_OF_RANGE:
-      return "OUT_OF_RANGE";
-    case grpc::UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case grpc::INTERNAL:
-      return "INTERNAL";
-    case grpc::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::DATA_LOSS:
-      return "DATA_LOSS";
-    case grpc::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    default:
-      return "?";
-  }
+  return ddprun::StatusCodeName(static_cast<ddprun::StatusCode>(code));
 }
 
 double MsSince(Clock::time_point start) {
