@@ -1,30 +1,35 @@
-"""All-reduce bandwidth: ddprun's runtime (ddp-allreduce-bench, shared memory and forced TCP)
-beside gloo (the anchor's allreduce_gloo.py under torchrun), 2 ranks on this host, same run.
-Prints the nccl-tests table of each and the ratios the issue sets targets for, with the
-bandwidth of one plain memcpy per rank (all ranks at once) at each size: the memory system's
-own limit.
+"""All-reduce bandwidth: ddprun's runtime (ddp-allreduce-bench) beside gloo (the anchor's
+allreduce_gloo.py under torchrun), 2 ranks on this host, in the same run: with a registered buffer
+(Communicator::AllocateShared: the ranks read each other's memory directly), with an ordinary
+buffer (through the shared-memory ring) and with forced TCP. Prints the nccl-tests table of
+each, then medians over the rounds of the ratios the targets are set in, with the bandwidth of
+one plain memcpy per rank (all ranks at once, measured in the registered run) at each size: the
+memory system's own limit.
 
-Usage: /usr/bin/python3 bench/allreduce.py [RANKS]
+Rounds are interleaved (registered, ring, TCP, gloo; again), so slow minutes of this shared
+machine fall on all of them alike.
+
+Usage: /usr/bin/python3 bench/allreduce.py [RANKS [ROUNDS]]
 """
 import os
 import re
 import subprocess
 import sys
 
-from common import ANCHORS, DDPRUN, ROOT, TORCHRUN, require
+from common import ANCHORS, DDPRUN, ROOT, TORCHRUN, median, require
 
 BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bench", "ddp-allreduce-bench")
 GLOO = os.path.join(ANCHORS, "allreduce_gloo.py")
 SIZES = [1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26]  # the gloo anchor's sizes
 
 
-def run_ddp(ranks, transport):
+def run_ddp(ranks, transport, registered=False):
     env = dict(os.environ, DDPRUN_CPU_TRANSPORT=transport)
     out = subprocess.run([DDPRUN, "--standalone", f"--nproc_per_node={ranks}", BENCH, "4096",
-                          str(1 << 26)], env=env, check=True, capture_output=True,
-                         text=True).stdout
+                          str(1 << 26)] + (["registered"] if registered else []), env=env,
+                         check=True, capture_output=True, text=True).stdout
     table = {}
-    print(f"-- ddp, {transport}")
+    print(f"-- ddp, {transport}, {'registered' if registered else 'ordinary'} buffer")
     for line in out.splitlines():
         line = line.split("]: ", 1)[-1]
         print("   " + line)
@@ -50,26 +55,44 @@ def run_gloo(ranks):
     return table
 
 
+def spread(values):
+    """'median (min to max)' of a list of ratios."""
+    return f"{median(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+
+
 def main():
     ranks = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     require(DDPRUN, "ddprun")
     require(BENCH, "ddp-allreduce-bench")
-    shm = run_ddp(ranks, "auto")
-    tcp = run_ddp(ranks, "tcp")
-    gloo = run_gloo(ranks)
-    wrong = sum(row[2] for table in (shm, tcp) for row in table.values())
-    print(f"{'bytes':>10} {'gloo busbw':>11} {'shm busbw':>10} {'x gloo':>7} {'tcp busbw':>10} "
-          f"{'x gloo':>7} {'gloo us':>9} {'shm us':>8} {'memcpy':>8}")
+    runs = []
+    for r in range(rounds):
+        print(f"== round {r + 1} of {rounds}")
+        runs.append({"direct": run_ddp(ranks, "auto", registered=True),
+                     "ring": run_ddp(ranks, "auto"), "tcp": run_ddp(ranks, "tcp"),
+                     "gloo": run_gloo(ranks)})
+    wrong = sum(row[2] for run in runs for key in ("direct", "ring", "tcp")
+                for row in run[key].values())
+    print(f"\nmedians over {rounds} round(s); ratios as median (min to max)")
+    print(f"{'bytes':>9} {'direct us':>10} {'direct GB/s':>11} {'ring GB/s':>10} "
+          f"{'tcp GB/s':>9} {'gloo GB/s':>10} {'memcpy':>7}  {'direct/memcpy':<21}"
+          f"{'direct/gloo':<24}{'direct/ring':<20}")
     for size in SIZES:
-        g_us, g_bw = gloo[size]
-        s_us, s_bw, _, copy = shm[size]
-        t_us, t_bw, _, _ = tcp[size]
-        print(f"{size:>10} {g_bw:>11.3f} {s_bw:>10.3f} {s_bw / g_bw:>7.2f} {t_bw:>10.3f} "
-              f"{t_bw / g_bw:>7.2f} {g_us:>9.1f} {s_us:>8.1f} {copy:>8.3f}")
+        def col(key, field):
+            return median([run[key][size][field] for run in runs])
+        to_copy = [run["direct"][size][1] / run["direct"][size][3] for run in runs]
+        to_gloo = [run["direct"][size][1] / run["gloo"][size][1] for run in runs]
+        to_ring = [run["direct"][size][1] / run["ring"][size][1] for run in runs]
+        print(f"{size:>9} {col('direct', 0):>10.1f} {col('direct', 1):>11.3f} "
+              f"{col('ring', 1):>10.3f} {col('tcp', 1):>9.3f} {col('gloo', 1):>10.3f} "
+              f"{col('direct', 3):>7.2f}  {spread(to_copy):<21}{spread(to_gloo):<24}"
+              f"{spread(to_ring):<20}")
     big = 1 << 26
-    print(f"targets: shm busbw at 64 MiB >= 5x gloo: {shm[big][1] / gloo[big][1]:.2f}x; "
-          f"4 KiB under 50 us: {shm[4096][0]:.1f} us; tcp >= gloo at 64 MiB: "
-          f"{tcp[big][1] / gloo[big][1]:.2f}x; wrong elements: {wrong}")
+    print(f"targets at 64 MiB: direct busbw >= 75% of memcpy: "
+          f"{spread([run['direct'][big][1] / run['direct'][big][3] for run in runs])}; "
+          f">= 5x gloo: {spread([run['direct'][big][1] / run['gloo'][big][1] for run in runs])}; "
+          f"4 KiB under 50 us: {median([run['direct'][4096][0] for run in runs]):.1f} us; "
+          f"wrong elements: {wrong}")
 
 
 if __name__ == "__main__":

@@ -1,20 +1,28 @@
 // ddp-allreduce-bench: the all-reduce table of nccl-tests' all_reduce_perf for ddprun's runtime,
 // run under ddprun (every rank runs it; rank 0 prints):
 //
-//   ddprun --standalone --nproc_per_node=2 build/bench/ddp-allreduce-bench [MIN_BYTES MAX_BYTES]
+//   ddprun --standalone --nproc_per_node=2 build/bench/ddp-allreduce-bench [MIN_BYTES MAX_BYTES
+//                                                                            [registered]]
 //
 // Columns as nccl-tests: size (B), count (elements), type, time (us), algbw and busbw (GB/s;
 // busbw = algbw x 2(n-1)/n), #wrong (elements differing from the expected sum after the timed
 // iterations). float32, sum, in place; sizes from MIN_BYTES to MAX_BYTES by x4 (4 KiB to 64 MiB
-// by default). DDPRUN_CPU_TRANSPORT=tcp measures the TCP transport on one host.
+// by default). DDPRUN_CPU_TRANSPORT=tcp measures the TCP transport on one host. `registered`:
+// the buffer is a registered one (Communicator::AllocateShared), which ranks on one host reduce
+// by reading each other's memory directly; otherwise it is ordinary memory, and goes through
+// the ring.
 //
 // A last column, memcpy, is the machine's own limit at that size: the bandwidth of one memcpy of
 // the buffer on every rank at once (between barriers). An all-reduce moves at least that much
 // memory per rank, so its busbw cannot exceed it by much on a host whose ranks share memory.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "ddp/process_group.h"
@@ -22,7 +30,7 @@
 namespace {
 
 // Seconds per memcpy of `data` into a second buffer, every rank copying at the same time.
-double ConcurrentCopySeconds(ddp::Communicator& comm, const std::vector<float>& data,
+double ConcurrentCopySeconds(ddp::Communicator& comm, std::span<const float> data,
                              size_t iterations) {
   std::vector<float> copy(data.size());
   std::memcpy(copy.data(), data.data(), data.size() * sizeof(float));  // first touch
@@ -51,15 +59,31 @@ int main(int argc, char** argv) {
   auto* comm = group.value()->communicator().value();
   const int rank = comm->rank();
   const int n = comm->world_size();
+  const bool registered = argc > 3 && std::string(argv[3]) == "registered";
+  std::vector<float> ordinary(registered ? 0 : max_bytes / sizeof(float));
+  std::span<float> memory(ordinary);
+  std::shared_ptr<ddp::RegisteredBuffer> buffer;
+  if (registered) {
+    auto allocated = comm->AllocateShared(max_bytes);
+    if (!allocated.ok()) {
+      std::fprintf(stderr, "ddp-allreduce-bench: %s\n", allocated.status().message().c_str());
+      return 1;
+    }
+    buffer = std::move(allocated).value();
+    memory = std::span<float>(static_cast<float*>(buffer->data()), max_bytes / sizeof(float));
+  }
   if (rank == 0) {
-    std::printf("# ddp all_reduce, %d ranks, float32 sum, in place, transport %s\n", n,
-                std::getenv("DDPRUN_CPU_TRANSPORT") ? std::getenv("DDPRUN_CPU_TRANSPORT") : "auto");
+    std::printf("# ddp all_reduce, %d ranks, float32 sum, in place, transport %s, %s buffer\n", n,
+                std::getenv("DDPRUN_CPU_TRANSPORT") ? std::getenv("DDPRUN_CPU_TRANSPORT") : "auto",
+                registered ? (buffer->direct() ? "registered (direct)" : "registered (ordinary)")
+                           : "ordinary");
     std::printf("%12s %12s %8s %10s %8s %8s %7s %8s\n", "size", "count", "type", "time(us)",
                 "algbw", "busbw", "#wrong", "memcpy");
   }
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
     const size_t count = bytes / sizeof(float);
-    std::vector<float> data(count, 1.0f);
+    std::span<float> data = memory.first(count);
+    std::fill(data.begin(), data.end(), 1.0f);
     for (int i = 0; i < 3; ++i) {  // warm-up, as the gloo anchor does
       if (auto s = comm->AllReduce(ddp::CpuTensor(data.data(), count), ddp::ReduceOp::kSum);
           !s.ok()) {

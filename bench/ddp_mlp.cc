@@ -3,7 +3,9 @@
 // batch per rank (64), MSE, SGD lr 1e-3, 5 warm-up steps then STEPS timed steps between barriers.
 // Run under ddprun; rank 0 prints one line like the anchor's. Environment as the anchor's:
 // HIDDEN, LAYERS, BATCH, STEPS, IN, BUCKET_MB; OVERLAP=0 to launch every all-reduce only after
-// backward; DEVICE=cuda to train on the GPU (cuBLAS, NCCL), one per rank (LOCAL_RANK).
+// backward; REGISTERED=0 to keep the CPU buckets in ordinary memory (through the ring) instead of a
+// registered buffer (read directly by the peers on one host); DEVICE=cuda to train on the GPU
+// (cuBLAS, NCCL), one per rank (LOCAL_RANK).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,7 @@ int main() {
   const size_t batch = EnvOr("BATCH", 64), steps = EnvOr("STEPS", 50), in = EnvOr("IN", 256);
   const char* bucket_mb = std::getenv("BUCKET_MB");
   const bool overlap = EnvOr("OVERLAP", 1) != 0;
+  const bool registered = EnvOr("REGISTERED", 1) != 0;
   const char* device_name = std::getenv("DEVICE");
   const ddp::Device device = device_name != nullptr && std::string(device_name) == "cuda"
                                  ? ddp::Device::kCuda
@@ -49,6 +52,7 @@ int main() {
   if (bucket_mb != nullptr)
     buckets.bucket_bytes = static_cast<size_t>(std::atof(bucket_mb) * (1 << 20));
   buckets.overlap = overlap;
+  buckets.registered_buckets = registered;
   // Barriers on the CPU: they also time the GPU's work, once a parameter read below has waited
   // for it.
   ddp::Communicator& comm = *group.value()->communicator().value();
@@ -109,10 +113,11 @@ int main() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (comm.rank() == 0) {
     std::printf(
-        "ddp world=%d device=%s params=%zu batch/rank=%zu overlap=%d step_ms=%.2f "
+        "ddp world=%d device=%s params=%zu batch/rank=%zu overlap=%d registered=%d "
+        "step_ms=%.2f "
         "samples_per_s=%.1f\n",
         comm.world_size(), device == ddp::Device::kCuda ? "cuda" : "cpu", parameters, batch,
-        overlap ? 1 : 0, 1000 * seconds / static_cast<double>(steps),
+        overlap ? 1 : 0, registered ? 1 : 0, 1000 * seconds / static_cast<double>(steps),
         static_cast<double>(batch * static_cast<size_t>(comm.world_size()) * steps) / seconds);
   }
   return 0;

@@ -26,14 +26,36 @@ Reducer::Reducer(Communicator& communicator, const std::vector<size_t>& gradient
       locations_[index] = {b, offset};
       offset += gradient_sizes[index];
     }
-    storage_.emplace_back(offset, 0.0f, device_);
+    bucket_sizes_.push_back(offset);
     pending_.push_back(buckets_[b].size());
+  }
+  if (device_ == Device::kCpu && options.registered_buckets) PlaceBucketsInRegisteredBuffer();
+  if (!registered_storage_) {
+    for (size_t size : bucket_sizes_) {
+      device_storage_.emplace_back(size, 0.0f, device_);
+      bucket_data_.push_back(device_storage_.back().data());
+    }
+  }
+}
+
+void Reducer::PlaceBucketsInRegisteredBuffer() {
+  // Buckets start on cache lines (16 floats).
+  auto aligned = [](size_t floats) { return (floats + 15) / 16 * 16; };
+  size_t total = 0;
+  for (size_t size : bucket_sizes_) total += aligned(size);
+  auto buffer = communicator_.AllocateShared(total * sizeof(float));
+  if (!buffer.ok()) return;  // a broken communicator: the first all-reduce will say so
+  registered_storage_ = std::move(buffer).value();
+  auto* at = static_cast<float*>(registered_storage_->data());
+  for (size_t size : bucket_sizes_) {
+    bucket_data_.push_back(at);
+    at += aligned(size);
   }
 }
 
 float* Reducer::GradientStorage(size_t index) {
   const Location& at = locations_[index];
-  return storage_[at.bucket].data() + at.offset;
+  return bucket_data_[at.bucket] + at.offset;
 }
 
 void Reducer::MarkReady(size_t index) {
@@ -50,8 +72,8 @@ void Reducer::LaunchReadyBuckets() {
 }
 
 void Reducer::LaunchNextBucket() {
-  FloatArray& buffer = storage_[next_bucket_];
-  const TensorView bucket{buffer.data(), buffer.size(), DataType::kFloat32, device_, device_index_};
+  const TensorView bucket{bucket_data_[next_bucket_], bucket_sizes_[next_bucket_],
+                          DataType::kFloat32, device_, device_index_};
   works_.push_back(communicator_.AllReduceAsync(bucket, ReduceOp::kAvg));
   ++next_bucket_;
 }

@@ -1,8 +1,10 @@
 // The collectives' checks; see collective_checks.h.
 #include "support/collective_checks.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include "comm/cpu/reduce_kernels.h"
 
@@ -90,6 +92,41 @@ uint64_t Fingerprint(const std::vector<std::byte>& bytes) {
   return hash ^ bytes.size();
 }
 
+// Where the checks' tensors live: each in its own vector, or copied into a registered buffer and
+// back out after the collective.
+class TensorPlaces {
+ public:
+  explicit TensorPlaces(std::shared_ptr<ddp::RegisteredBuffer> registered)
+      : registered_(std::move(registered)) {}
+
+  // The memory for `bytes` during a collective: the vector's own, or the registered buffer at an
+  // offset that depends on `salt` (a multiple of 8 bytes, not always of a cache line).
+  std::byte* Put(std::vector<std::byte>& bytes, int salt) {
+    if (!registered_) return bytes.data();
+    std::byte* at =
+        static_cast<std::byte*>(registered_->data()) + static_cast<size_t>(salt % 4) * 72;
+    if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+    return at;
+  }
+  // Copies back what a collective wrote at `at` (from Put).
+  void Take(std::vector<std::byte>& bytes, const std::byte* at) {
+    if (registered_ && !bytes.empty()) std::memcpy(bytes.data(), at, bytes.size());
+  }
+
+  static constexpr size_t kMostOffset = 3 * 72;
+
+ private:
+  std::shared_ptr<ddp::RegisteredBuffer> registered_;
+};
+
+// Bytes of the largest tensor the plan puts in a registered buffer.
+size_t LargestTensorBytes(const CheckPlan& plan, int world) {
+  size_t largest = plan.large * sizeof(float);
+  for (size_t count : plan.sizes)
+    largest = std::max(largest, count * static_cast<size_t>(world) * 8);
+  return largest;
+}
+
 }  // namespace
 
 CheckResults RunCollectiveChecks(ddp::Communicator& comm, const CheckPlan& plan) {
@@ -109,6 +146,18 @@ CheckResults RunCollectiveChecks(ddp::Communicator& comm, const CheckPlan& plan)
                                  std::to_string(rank));
     }
   };
+  std::shared_ptr<ddp::RegisteredBuffer> registered;
+  if (plan.registered) {
+    auto allocated =
+        comm.AllocateShared(LargestTensorBytes(plan, world) + TensorPlaces::kMostOffset);
+    if (!allocated.ok()) {
+      results.failures.push_back("AllocateShared: " + allocated.status().ToString());
+      return results;
+    }
+    registered = std::move(allocated).value();
+    results.direct = registered->direct();
+  }
+  TensorPlaces places(registered);
   int salt = 0;
   for (DataType type : kTypes) {
     if (!plan.all_types && type != DataType::kFloat32) continue;
@@ -117,7 +166,9 @@ CheckResults RunCollectiveChecks(ddp::Communicator& comm, const CheckPlan& plan)
       for (ReduceOp op : kOps) {
         ++salt;
         auto data = Input(type, count, rank, salt);
-        auto status = comm.AllReduce({data.data(), count, type}, op);
+        std::byte* at = places.Put(data, salt);
+        auto status = comm.AllReduce({at, count, type}, op);
+        places.Take(data, at);
         record(std::string("all_reduce ") + ddp::NameOf(op) + " " + shape, data,
                Reduced(type, op, count, world, salt), status);
 
@@ -125,8 +176,9 @@ CheckResults RunCollectiveChecks(ddp::Communicator& comm, const CheckPlan& plan)
         ++salt;
         auto input = Input(type, count * static_cast<size_t>(world), rank, salt);
         std::vector<std::byte> block(count * ddp::SizeOf(type));
-        status = comm.ReduceScatter({input.data(), input.size() / ddp::SizeOf(type), type},
-                                    {block.data(), count, type}, op);
+        status =
+            comm.ReduceScatter({places.Put(input, salt), input.size() / ddp::SizeOf(type), type},
+                               {block.data(), count, type}, op);
         record(std::string("reduce_scatter ") + ddp::NameOf(op) + " " + shape, block,
                Reduced(type, op, count, world, salt, static_cast<size_t>(rank) * count), status,
                /*shared=*/false);
@@ -135,13 +187,15 @@ CheckResults RunCollectiveChecks(ddp::Communicator& comm, const CheckPlan& plan)
       ++salt;
       const int root = world - 1;
       auto data = Input(type, count, rank, salt);
-      auto status = comm.Broadcast({data.data(), count, type}, root);
+      std::byte* at = places.Put(data, salt);
+      auto status = comm.Broadcast({at, count, type}, root);
+      places.Take(data, at);
       record("broadcast " + shape, data, Input(type, count, root, salt), status);
 
       ++salt;
       auto mine = Input(type, count, rank, salt);
       std::vector<std::byte> gathered(mine.size() * static_cast<size_t>(world));
-      status = comm.AllGather({mine.data(), count, type},
+      status = comm.AllGather({places.Put(mine, salt), count, type},
                               {gathered.data(), count * static_cast<size_t>(world), type});
       std::vector<std::byte> want;
       for (int r = 0; r < world; ++r) {
@@ -154,7 +208,9 @@ CheckResults RunCollectiveChecks(ddp::Communicator& comm, const CheckPlan& plan)
   if (plan.large > 0) {
     ++salt;
     auto data = Input(DataType::kFloat32, plan.large, rank, salt);
-    auto status = comm.AllReduce({data.data(), plan.large, DataType::kFloat32}, ReduceOp::kSum);
+    std::byte* at = places.Put(data, salt);
+    auto status = comm.AllReduce({at, plan.large, DataType::kFloat32}, ReduceOp::kSum);
+    places.Take(data, at);
     record("all_reduce sum float32 x " + std::to_string(plan.large), data,
            Reduced(DataType::kFloat32, ReduceOp::kSum, plan.large, world, salt), status);
   }

@@ -19,12 +19,16 @@ struct CheckResults {
   int checks = 0;
   std::vector<std::string> failures;   // what differed from the reference, and where
   std::vector<uint64_t> fingerprints;  // of each output every rank shares: equal on every rank
+  bool direct = false;                 // the registered buffer was shared (plan.registered)
 };
 
 struct CheckPlan {
   std::vector<size_t> sizes = {0, 1, 7, 1031, 262147};  // elements; the last is ~1 MiB of float32
   size_t large = 0;       // when not 0, also an all_reduce sum of this many float32 (several MiB)
   bool all_types = true;  // false: float32 only
+  // true: every tensor of the checks lies in one registered buffer (AllocateShared), at an
+  // offset that changes from check to check; all_gather's and reduce_scatter's outputs do not.
+  bool registered = false;
 };
 
 // Runs every collective, data type and op of `plan` on `communicator` (every rank at once).

@@ -1,12 +1,14 @@
 // collectives_worker: a worker that uses the runtime's process group, for the collectives'
 // integration tests (ranks as real processes, under ddprun or started by the test).
 //
-//   check            run every collective check (tests/support/collective_checks.h); print
-//                    "ok <n> checks <fingerprint>" (equal on every rank) or one "FAILED ..." line
-//                    per failure
-//   die RANK         all_reduce 4 MiB in a loop; rank RANK kills itself with SIGKILL in the
-//                    middle of its third one. The others print "failed after <ms> ms: <error>"
-//                    and exit 3 (or "no failure" and exit 0)
+//   check [registered]
+//                    run every collective check (tests/support/collective_checks.h), with the
+//                    tensors in a registered buffer if asked; print "ok <n> checks <fingerprint>
+//                    <direct|ordinary>" (equal on every rank) or one "FAILED ..." line per failure
+//   die RANK [registered]
+//                    all_reduce 4 MiB in a loop (in a registered buffer if asked); rank RANK
+//                    kills itself with SIGKILL in the middle of its third one. The others print
+//                    "failed after <ms> ms: <error>" and exit 3 (or "no failure" and exit 0)
 //   init             create the process group; print "ready", or "error: <message>" and exit 2
 //   train STEPS HOW RANK [STEP_MS]
 //                    STEPS steps of a 4 KiB all_reduce (ddp::ReportStep each), STEP_MS apart.
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,23 +33,36 @@
 
 namespace {
 
-int Check(ddp::ProcessGroup& group) {
+int Check(ddp::ProcessGroup& group, bool registered) {
   ddprun::testing::CheckPlan plan;
   plan.sizes = {0, 1, 7, 1031, 65537};
+  plan.registered = registered;
   auto results = ddprun::testing::RunCollectiveChecks(*group.communicator().value(), plan);
   for (const auto& failure : results.failures) std::printf("FAILED %s\n", failure.c_str());
   uint64_t combined = 0;
   for (uint64_t f : results.fingerprints) combined = combined * 31 + f;
   if (results.failures.empty()) {
-    std::printf("ok %d checks %016llx\n", results.checks,
-                static_cast<unsigned long long>(combined));
+    std::printf("ok %d checks %016llx %s\n", results.checks,
+                static_cast<unsigned long long>(combined), results.direct ? "direct" : "ordinary");
   }
   return results.failures.empty() ? 0 : 1;
 }
 
-int Die(ddp::ProcessGroup& group, int victim) {
+int Die(ddp::ProcessGroup& group, int victim, bool registered) {
   ddp::Communicator& comm = *group.communicator().value();
-  std::vector<float> data(1 << 20, 1.0f);
+  std::vector<float> own(registered ? 0 : 1 << 20, 1.0f);
+  std::span<float> data(own);
+  std::shared_ptr<ddp::RegisteredBuffer> buffer;
+  if (registered) {
+    auto allocated = comm.AllocateShared((1 << 20) * sizeof(float));
+    if (!allocated.ok()) {
+      std::printf("error: %s\n", allocated.status().message().c_str());
+      return 2;
+    }
+    buffer = std::move(allocated).value();
+    data = std::span<float>(static_cast<float*>(buffer->data()), 1 << 20);
+    std::printf("%s\n", buffer->direct() ? "direct" : "ordinary");
+  }
   const auto started = std::chrono::steady_clock::now();
   for (int i = 0; i < 10000; ++i) {
     auto work = comm.AllReduceAsync(ddp::CpuTensor(data.data(), data.size()), ddp::ReduceOp::kMax);
@@ -118,8 +134,12 @@ int main(int argc, char** argv) {
     std::printf("ready\n");
     return 0;
   }
-  if (mode == "check") return Check(*group.value());
-  if (mode == "die" && argc > 2) return Die(*group.value(), std::atoi(argv[2]));
+  if (mode == "check")
+    return Check(*group.value(), argc > 2 && std::string(argv[2]) == "registered");
+  if (mode == "die" && argc > 2) {
+    return Die(*group.value(), std::atoi(argv[2]),
+               argc > 3 && std::string(argv[3]) == "registered");
+  }
   if (mode == "train" && argc > 4) {
     return Train(*group.value(), std::atoll(argv[2]), argv[3], std::atoi(argv[4]),
                  argc > 5 ? std::atoi(argv[5]) : 0);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "ddp/registered_buffer.h"
 #include "ddp/tensor.h"
 #include "ddp/work.h"
 
@@ -39,6 +40,15 @@ class Communicator {
                                                    ReduceOp op) = 0;
   // Completes once every rank has issued it.
   virtual std::shared_ptr<Work> BarrierAsync() = 0;
+
+  // `bytes` bytes for tensors whose collectives need no copy (see registered_buffer.h). A
+  // collective itself: every rank calls it, with the same size, in the same order as its other
+  // collectives; blocks until done. A collective uses the buffer directly when its tensors lie
+  // in one such buffer at the same offset on every rank. When the memory cannot be shared (ranks
+  // on several hosts, /dev/shm full, this backend) every rank gets ordinary memory, and says why
+  // in its log. An error only when the communicator is broken. This default gives ordinary
+  // memory.
+  virtual ddprun::Result<std::shared_ptr<RegisteredBuffer>> AllocateShared(size_t bytes);
 
   // The blocking forms: issue, then wait.
   ddprun::Status AllReduce(TensorView tensor, ReduceOp op) {

@@ -7,6 +7,11 @@
 // strictly in bucket order on every rank, while backward goes on; Finish waits only for what is
 // still in flight. Buckets are assigned as PyTorch does (bucket_assignment.h).
 //
+// On the CPU the buckets live in one registered buffer (Communicator::AllocateShared): when
+// every rank is on one host, each rank's all-reduce reads its peers' buckets directly, so the
+// gradients are reduced in place without passing through a ring. Elsewhere that buffer is
+// ordinary memory.
+//
 // On a GPU (ReducerOptions::device, with the NCCL communicator) the buckets live in device memory
 // and their all-reduces run on NCCL's own stream, ordered after the gradients' kernels by events;
 // Finish orders the default stream after them, so the optimizer's kernels see the averages.
@@ -30,11 +35,16 @@ struct ReducerOptions {
   // overlap is worth.
   bool overlap = true;
   Device device = Device::kCpu;  // where the gradients (the bucket buffers) live
+  // CPU: the buckets in a registered buffer (see above); false: in ordinary memory, through the
+  // ring, for measuring what the registered buffer is worth.
+  bool registered_buckets = true;
 };
 
 class Reducer {
  public:
-  // `gradient_sizes`: element counts of the gradients, in definition order.
+  // `gradient_sizes`: element counts of the gradients, in definition order. On the CPU this is a
+  // collective (AllocateShared): every rank constructs its Reducer in the same order as its
+  // other collectives.
   Reducer(Communicator& communicator, const std::vector<size_t>& gradient_sizes,
           ReducerOptions options = {});
 
@@ -59,6 +69,8 @@ class Reducer {
     size_t bucket;
     size_t offset;  // in floats
   };
+  // Sets bucket_data_ into one registered buffer, unless the communicator is broken.
+  void PlaceBucketsInRegisteredBuffer();
   void LaunchReadyBuckets();
   void LaunchNextBucket();
 
@@ -67,11 +79,14 @@ class Reducer {
   const Device device_;
   const int device_index_;  // the CUDA device, for TensorViews
   std::vector<std::vector<size_t>> buckets_;
-  std::vector<FloatArray> storage_;           // one buffer per bucket
-  std::vector<Location> locations_;           // per gradient
-  std::vector<size_t> pending_;               // per bucket: gradients not yet ready
-  std::vector<bool> ready_;                   // per gradient
-  std::vector<std::shared_ptr<Work>> works_;  // per launched bucket
+  std::vector<FloatArray> device_storage_;  // one buffer per bucket, or none (registered)
+  std::shared_ptr<RegisteredBuffer> registered_storage_;  // every bucket, or null
+  std::vector<float*> bucket_data_;                       // per bucket, in one of the above
+  std::vector<size_t> bucket_sizes_;                      // per bucket, in floats
+  std::vector<Location> locations_;                       // per gradient
+  std::vector<size_t> pending_;                           // per bucket: gradients not yet ready
+  std::vector<bool> ready_;                               // per gradient
+  std::vector<std::shared_ptr<Work>> works_;              // per launched bucket
   size_t next_bucket_ = 0;
   bool sync_ = true;
 };

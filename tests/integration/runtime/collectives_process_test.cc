@@ -56,6 +56,22 @@ TEST_CASE("under ddprun, 4 ranks as processes run every collective right and bit
   for (const auto& ok : oks) CHECK(ok == oks[0]);
 }
 
+TEST_CASE("under ddprun, 4 ranks as processes read each other's registered buffers directly") {
+  const std::string transport = GENERATE(as<std::string>{}, "auto", "tcp");
+  INFO("DDPRUN_CPU_TRANSPORT=" << transport);
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=4", kCollectivesWorker, "check", "registered"}),
+          {{"DDPRUN_CPU_TRANSPORT", transport}}, 120s);
+  INFO(result.out << result.err);
+  CHECK(result.code() == 0);
+  auto oks = OkLines(result.out, 4);
+  REQUIRE(oks.size() == 4);
+  for (const auto& ok : oks) {
+    CHECK(ok == oks[0]);
+    CHECK(ok.ends_with(transport == "auto" ? " direct" : " ordinary"));
+  }
+}
+
 TEST_CASE("two ddprun nodes of two ranks each form one ring of four") {
   Daemon daemon;
   std::vector<std::unique_ptr<ChildProcess>> agents;
@@ -77,16 +93,19 @@ TEST_CASE("two ddprun nodes of two ranks each form one ring of four") {
 
 TEST_CASE("a rank killed in the middle of a collective makes the others fail at once") {
   const std::string transport = GENERATE(as<std::string>{}, "auto", "tcp");
-  INFO("DDPRUN_CPU_TRANSPORT=" << transport);
+  const bool registered = GENERATE(false, true);  // over shm: the direct path
+  INFO("DDPRUN_CPU_TRANSPORT=" << transport << (registered ? ", registered buffer" : ""));
   RendezvousServerOptions options;
   options.token = "procs";
   auto server = RendezvousServer::Start(options).value();
   std::vector<std::unique_ptr<ChildProcess>> ranks;
   for (int rank = 0; rank < 3; ++rank) {
     auto env = WorkerEnv(server->address(), rank, 3, transport);
+    env["DDPRUN_JOB_ID"] += registered ? "-registered" : "";
     env["DDPRUN_TIMEOUT"] = "600";  // the failure must be noticed, not timed out
     ranks.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{kCollectivesWorker, "die", "1"}, env));
+        std::vector<std::string>{kCollectivesWorker, "die", "1", registered ? "registered" : ""},
+        env));
   }
   auto victim = ranks[1]->Wait(60s);
   REQUIRE(victim.has_value());
@@ -95,6 +114,10 @@ TEST_CASE("a rank killed in the middle of a collective makes the others fail at 
     CHECK(ExitCode(*ranks[static_cast<size_t>(rank)]) == 3);
     INFO(ranks[static_cast<size_t>(rank)]->stdout_text());
     CHECK(Count(ranks[static_cast<size_t>(rank)]->stdout_text(), "failed after") == 1);
+    if (registered) {
+      CHECK(Count(ranks[static_cast<size_t>(rank)]->stdout_text(),
+                  transport == "auto" ? "direct" : "ordinary") == 1);
+    }
   }
 }
 

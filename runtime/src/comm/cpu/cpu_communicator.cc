@@ -7,6 +7,7 @@
 
 #include "comm/collective_arguments.h"
 #include "ddprun/base/status_macros.h"
+#include "direct/direct_collectives.h"
 #include "ring.h"
 
 namespace ddp::cpu {
@@ -40,6 +41,7 @@ CpuCommunicator::~CpuCommunicator() {
   }
   cv_.notify_all();
   // A receive or a send in progress (a neighbour that is stuck) returns at once.
+  registered_.CloseAll();
   if (links_.from_prev) links_.from_prev->Close();
   if (links_.to_next) links_.to_next->Close();
   loop_.join();
@@ -112,6 +114,7 @@ void CpuCommunicator::Break(const ddprun::Status& error) {
     if (!broken_.ok()) return;
     broken_ = error;
   }
+  registered_.CloseAll();
   if (links_.to_next) links_.to_next->Close();
   if (links_.from_prev) links_.from_prev->Close();
 }
@@ -119,6 +122,13 @@ void CpuCommunicator::Break(const ddprun::Status& error) {
 std::shared_ptr<Work> CpuCommunicator::AllReduceAsync(TensorView tensor, ReduceOp op) {
   if (auto s = CheckDevice(tensor, Device::kCpu, "all_reduce's tensor"); !s.ok()) {
     return CompletedWork(s);
+  }
+  if (auto found = registered_.Find(tensor)) {
+    return Enqueue(DescribeCollective("all_reduce", tensor) + " in a registered buffer",
+                   [found, tensor, op](const RingContext& ring) {
+                     return DirectAllReduce(*found->buffer, found->offset, tensor.count,
+                                            tensor.type, op, ring.deadline);
+                   });
   }
   return Enqueue(DescribeCollective("all_reduce", tensor), [tensor, op](const RingContext& ring) {
     return RingAllReduce(ring, tensor.data, tensor.count, tensor.type, op);
@@ -130,6 +140,13 @@ std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int roo
        {CheckDevice(tensor, Device::kCpu, "broadcast's tensor"), CheckRoot(root, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
   }
+  if (auto found = registered_.Find(tensor)) {
+    return Enqueue(DescribeCollective("broadcast", tensor) + " in a registered buffer",
+                   [found, tensor, root](const RingContext& ring) {
+                     return DirectBroadcast(*found->buffer, found->offset, tensor.count,
+                                            tensor.type, root, ring.deadline);
+                   });
+  }
   return Enqueue(DescribeCollective("broadcast", tensor), [tensor, root](const RingContext& ring) {
     return RingBroadcast(ring, tensor.data, tensor.bytes(), root);
   });
@@ -140,6 +157,13 @@ std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorVi
                  CheckDevice(output, Device::kCpu, "all_gather's output"),
                  CheckAllGather(input, output, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
+  }
+  if (auto found = registered_.Find(input)) {
+    return Enqueue(DescribeCollective("all_gather", input) + " in a registered buffer",
+                   [found, input, output](const RingContext& ring) {
+                     return DirectAllGather(*found->buffer, found->offset, input.count, input.type,
+                                            output.data, ring.deadline);
+                   });
   }
   return Enqueue(DescribeCollective("all_gather", input), [input, output](const RingContext& ring) {
     auto* own =
@@ -155,6 +179,13 @@ std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, Tens
                  CheckDevice(output, Device::kCpu, "reduce_scatter's output"),
                  CheckReduceScatter(input, output, world_size_)}) {
     if (!s.ok()) return CompletedWork(s);
+  }
+  if (auto found = registered_.Find(input)) {
+    return Enqueue(DescribeCollective("reduce_scatter", input) + " in a registered buffer",
+                   [found, output, op](const RingContext& ring) {
+                     return DirectReduceScatter(*found->buffer, found->offset, output.count,
+                                                output.type, op, output.data, ring.deadline);
+                   });
   }
   return Enqueue(
       DescribeCollective("reduce_scatter", input), [input, output, op](const RingContext& ring) {
@@ -177,6 +208,19 @@ std::shared_ptr<Work> CpuCommunicator::BarrierAsync() {
     return RingAllReduce(ring, barrier_scratch_.data(), static_cast<size_t>(ring.world_size),
                          DataType::kInt32, ReduceOp::kSum);
   });
+}
+
+ddprun::Result<std::shared_ptr<RegisteredBuffer>> CpuCommunicator::AllocateShared(size_t bytes) {
+  auto result = std::make_shared<ddprun::Result<std::shared_ptr<RegisteredBuffer>>>(
+      ddprun::InternalError("not allocated"));
+  const bool shm_both_ways = links_.next_is_shm && links_.prev_is_shm;
+  auto work = Enqueue("allocating a registered buffer of " + std::to_string(bytes) + " bytes",
+                      [this, result, shm_both_ways, bytes](const RingContext& ring) {
+                        *result = registered_.Allocate(ring, shm_both_ways, bytes);
+                        return result->status();
+                      });
+  RETURN_IF_ERROR(work->Wait());
+  return std::move(*result);
 }
 
 }  // namespace ddp::cpu

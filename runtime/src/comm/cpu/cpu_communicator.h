@@ -1,7 +1,9 @@
 // CpuCommunicator: the CPU backend. One thread runs the collectives in the order they were
 // issued, over the ring links (shared memory to a rank on this host, TCP to one on another); a
-// second thread sends (SendQueue). Any failure breaks the communicator: its links are closed, so
-// the neighbours fail at once too, and every pending and later operation returns the first error.
+// second thread sends (SendQueue). Collectives on registered buffers (AllocateShared, when every
+// rank is on this host) skip the ring: they read the peers' memory directly (direct/). Any failure
+// breaks the communicator: its links are closed, so the neighbours fail at once too, and every
+// pending and later operation returns the first error.
 #pragma once
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "ddp/communicator.h"
 #include "ddp/store.h"
 #include "ddprun/base/thread_annotations.h"
+#include "direct/registered_buffers.h"
 #include "ring.h"
 #include "send_queue.h"
 #include "transport/ring_links.h"
@@ -44,6 +47,7 @@ class CpuCommunicator final : public Communicator {
   std::shared_ptr<Work> ReduceScatterAsync(TensorView input, TensorView output,
                                            ReduceOp op) override;
   std::shared_ptr<Work> BarrierAsync() override;
+  ddprun::Result<std::shared_ptr<RegisteredBuffer>> AllocateShared(size_t bytes) override;
 
  private:
   using Run = std::function<ddprun::Status(const RingContext& ring)>;
@@ -65,6 +69,7 @@ class CpuCommunicator final : public Communicator {
   RingLinks links_;
   std::unique_ptr<SendQueue> sender_;
   std::vector<std::byte> barrier_scratch_;  // used on the loop thread only
+  RegisteredBuffers registered_;
 
   ddprun::Mutex mu_;
   std::condition_variable_any cv_;

@@ -15,35 +15,27 @@
 
 #include "transport/link.h"
 #include "transport/peer_liveness.h"
+#include "transport/shared_mapping.h"
 
 namespace ddp::cpu {
 
 struct ShmRing;  // the shared header and data, see shm_link.cc
 
-// A mapped ring segment; unmapped (and, for its creator, unlinked) on destruction.
-//
-// Ranks that are threads of one process share one mapping of a segment: Open finds the one
-// Create made in this process. Besides saving a mapping, the two ends then synchronize on the
-// same addresses, which ThreadSanitizer can follow (it cannot see that two mappings of the same
-// pages are the same memory). Create and Open are thread-safe.
+// A ring's segment: the ring in a SharedMapping (so ranks that are threads of one process share
+// one mapping). Create and Open are thread-safe.
 class ShmSegment {
  public:
   // Creates a new segment named `name` ("/something", unique on the host).
   static ddprun::Result<std::shared_ptr<ShmSegment>> Create(const std::string& name);
-  // Opens the segment another rank created (this process's own mapping when it created it),
-  // and unlinks its name (both ends have it now).
+  // Opens the segment another rank created, and removes its name (both ends have it now).
   static ddprun::Result<std::shared_ptr<ShmSegment>> Open(const std::string& name);
-  ~ShmSegment();
 
-  ShmRing& ring() { return *ring_; }
-  const std::string& name() const { return name_; }
+  ShmRing& ring() { return *static_cast<ShmRing*>(mapping_->data()); }
+  const std::string& name() const { return mapping_->name(); }
 
  private:
-  ShmSegment(std::string name, ShmRing* ring, bool owner)
-      : name_(std::move(name)), ring_(ring), owner_(owner) {}
-  std::string name_;
-  ShmRing* ring_;
-  bool owner_;
+  explicit ShmSegment(std::shared_ptr<SharedMapping> mapping) : mapping_(std::move(mapping)) {}
+  std::shared_ptr<SharedMapping> mapping_;
 };
 
 class ShmSendLink final : public SendLink {
