@@ -35,8 +35,11 @@ void Relu(float* output, const float* input, size_t count) {
 }
 
 void ReluBackward(float* grad_input, const float* grad_output, const float* input, size_t count) {
-  for (size_t i = 0; i < count; ++i)
-    grad_input[i] = input[i] <= 0.0f ? 0.0f : grad_output[i];  // as threshold_backward
+  for (size_t i = 0; i < count; ++i) {
+    // Both loaded whatever the branch, so that the select vectorizes.
+    const float passed = grad_output[i];
+    grad_input[i] = input[i] <= 0.0f ? 0.0f : passed;  // as threshold_backward
+  }
 }
 
 float MseLoss(const float* prediction, const float* target, float* grad, size_t count) {

@@ -73,26 +73,39 @@ ddprun::Status DirectAllReduce(SymmetricBuffer& buffer, size_t offset, size_t co
       Operation(DirectOperation::Kind::kAllReduce, offset, count, type, op), deadline));
   const auto blocks = SplitIntoBlocks(count * SizeOf(type), n);
   const size_t chunk_bytes = ChunkBytesFor(blocks[1] - blocks[0]);
-  const size_t chunks = (blocks[1] - blocks[0] + chunk_bytes - 1) / chunk_bytes;
+  auto chunks_of = [&](int block) {
+    return (blocks[block + 1] - blocks[block] + chunk_bytes - 1) / chunk_bytes;
+  };
   std::byte* own = buffer.slice(rank) + offset;
-  for (size_t c = 0; c < chunks; ++c) {
+  // Copies chunk c of `peer`'s block, which its owner has published (and so has finished reading
+  // this rank's copy of it, which is overwritten here).
+  auto copy_chunk = [&](int peer, size_t c) {
+    const size_t from = blocks[peer] + c * chunk_bytes;
+    std::memcpy(own + from, buffer.slice(peer) + offset + from,
+                std::min(chunk_bytes, blocks[peer + 1] - from));
+  };
+  std::vector<size_t> copied(static_cast<size_t>(n), 0);  // chunks of each peer's block
+  for (size_t c = 0; c < chunks_of(rank); ++c) {
     // Reduce chunk c of this rank's block. The peers read their own copies of it here, which
     // none of them overwrites before this rank publishes the chunk.
     const size_t start = blocks[rank] + c * chunk_bytes;
-    if (start < blocks[rank + 1]) {
-      const size_t bytes = std::min(chunk_bytes, blocks[rank + 1] - start);
-      ReduceOrdered(type, op, own + start, InOrderFrom(buffer, rank, offset + start), bytes);
-      buffer.PublishChunk(c);
-    }
-    // Copy chunk c of every peer's block, once its owner has published it (and so has finished
-    // reading this rank's copy, which is overwritten here).
+    const size_t bytes = std::min(chunk_bytes, blocks[rank + 1] - start);
+    ReduceOrdered(type, op, own + start, InOrderFrom(buffer, rank, offset + start), bytes);
+    buffer.PublishChunk(c);
+    // Copy the peers' chunks that are ready, without waiting: when the peers run alongside,
+    // these are what they have just written, still in the shared cache; when one is not
+    // running (its core busy with its backward pass), this rank goes on reducing meanwhile.
     for (int k = 1; k < n; ++k) {
       const int peer = (rank + k) % n;
-      const size_t from = blocks[peer] + c * chunk_bytes;
-      if (from >= blocks[peer + 1]) continue;
-      RETURN_IF_ERROR(buffer.AwaitChunk(peer, c));
-      std::memcpy(own + from, buffer.slice(peer) + offset + from,
-                  std::min(chunk_bytes, blocks[peer + 1] - from));
+      size_t& next = copied[static_cast<size_t>(peer)];
+      while (next < chunks_of(peer) && buffer.ChunkPublished(peer, next)) copy_chunk(peer, next++);
+    }
+  }
+  for (int k = 1; k < n; ++k) {
+    const int peer = (rank + k) % n;
+    for (size_t& next = copied[static_cast<size_t>(peer)]; next < chunks_of(peer); ++next) {
+      RETURN_IF_ERROR(buffer.AwaitChunk(peer, next));
+      copy_chunk(peer, next);
     }
   }
   return buffer.Finish();

@@ -182,6 +182,11 @@ ddprun::Status SymmetricBuffer::AwaitChunk(int peer, size_t chunk) {
   return Await(peer, base_ + kFirstChunk + static_cast<uint32_t>(chunk));
 }
 
+bool SymmetricBuffer::ChunkPublished(int peer, size_t chunk) const {
+  return Reached(header(peer).step.load(std::memory_order_acquire),
+                 base_ + kFirstChunk + static_cast<uint32_t>(chunk));
+}
+
 ddprun::Status SymmetricBuffer::Finish() {
   Publish(base_ + kFinished);
   for (int r = 0; r < world_size_; ++r) {

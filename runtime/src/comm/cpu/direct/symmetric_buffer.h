@@ -87,6 +87,8 @@ class SymmetricBuffer {
   void PublishChunk(size_t chunk);
   // Waits until rank `peer` has published chunk `chunk` of the current collective.
   ddprun::Status AwaitChunk(int peer, size_t chunk);
+  // Whether it has, without waiting (what AwaitChunk returning OK would order, this orders too).
+  bool ChunkPublished(int peer, size_t chunk) const;
   // Ends the collective: announces that this rank is done, and waits until every peer is.
   ddprun::Status Finish();
 
