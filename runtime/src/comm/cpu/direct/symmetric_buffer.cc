@@ -27,10 +27,13 @@ namespace {
 constexpr size_t kHeaderBytes = 4096;  // the data stays page-aligned
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
-// A brief spin before sleeping, as the ring's receiver does: the peer is usually microseconds
-// away, but a spinning thread takes a core that the peer, or this rank's own backward pass,
-// may need.
-constexpr int kSpins = 200;
+// How long to spin before sleeping. For a peer's arrival, briefly, as the ring's receiver
+// does: the peer may still be computing, and a spinning thread takes a core that the peer, or
+// this rank's own backward pass, may need. Within a collective the peer has arrived and is
+// working on it, so what it will publish is usually microseconds away: spinning a little
+// longer there spares the wake-up of a sleeper (tens of microseconds on a virtual machine).
+constexpr SpinBudget kArrivalSpin{200};
+constexpr SpinBudget kWithinCollectiveSpin{200, std::chrono::microseconds(30)};
 constexpr std::chrono::milliseconds kSleepSlice{50};
 
 constexpr uint32_t kArrived = 1;
@@ -91,15 +94,19 @@ SymmetricBuffer::~SymmetricBuffer() {
 }
 
 ddprun::Result<std::unique_ptr<SymmetricBuffer>> SymmetricBuffer::Create(int rank, int world_size,
-                                                                         size_t bytes) {
+                                                                         size_t bytes,
+                                                                         uint64_t first_operation) {
   std::unique_ptr<SymmetricBuffer> buffer(new SymmetricBuffer(rank, world_size, bytes));
+  buffer->operations_ = first_operation;
   ASSIGN_OR_RETURN(buffer->slices_[rank],
                    SharedMapping::Create(UniqueName(), kHeaderBytes + RoundUpToPage(bytes),
                                          /*reserve=*/true));
   auto* base = static_cast<std::byte*>(buffer->slices_[rank]->data());
   buffer->slice_data_[rank] = base + kHeaderBytes;
-  Header* header = new (base) Header;  // default-initialized: the atomics are the zero pages
+  Header* header = new (base) Header;
   header->pid = ::getpid();
+  // As if the collective before the first had finished: below every step of the first.
+  header->step.store(static_cast<uint32_t>(first_operation * kStepsPerOp) - 1);
   return buffer;
 }
 
@@ -129,7 +136,7 @@ void SymmetricBuffer::Publish(uint32_t step) {
   if (own.sleepers.load(std::memory_order_seq_cst) != 0) FutexWake(own.step, INT_MAX);
 }
 
-ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step) {
+ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin) {
   Header& theirs = header(peer);
   auto ready = [&] { return Reached(theirs.step.load(std::memory_order_acquire), step); };
   auto still_waiting = [&]() -> ddprun::Status {
@@ -147,7 +154,7 @@ ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step) {
     }
     return ddprun::Status::Ok();
   };
-  return SpinThenSleep(theirs.step, theirs.sleepers, kSpins, kSleepSlice, "a registered buffer",
+  return SpinThenSleep(theirs.step, theirs.sleepers, spin, kSleepSlice, "a registered buffer",
                        ready, still_waiting);
 }
 
@@ -159,7 +166,7 @@ ddprun::Status SymmetricBuffer::Begin(const DirectOperation& operation, Deadline
   Publish(base_ + kArrived);
   for (int r = 0; r < world_size_; ++r) {
     if (r == rank_) continue;
-    RETURN_IF_ERROR(Await(r, base_ + kArrived));
+    RETURN_IF_ERROR(Await(r, base_ + kArrived, kArrivalSpin));
     // Stable until this rank finishes: the peer cannot begin another collective before that.
     const DirectOperation& theirs = header(r).operation;
     if (!(theirs == operation)) {
@@ -179,7 +186,7 @@ void SymmetricBuffer::PublishChunk(size_t chunk) {
 }
 
 ddprun::Status SymmetricBuffer::AwaitChunk(int peer, size_t chunk) {
-  return Await(peer, base_ + kFirstChunk + static_cast<uint32_t>(chunk));
+  return Await(peer, base_ + kFirstChunk + static_cast<uint32_t>(chunk), kWithinCollectiveSpin);
 }
 
 bool SymmetricBuffer::ChunkPublished(int peer, size_t chunk) const {
@@ -190,7 +197,7 @@ bool SymmetricBuffer::ChunkPublished(int peer, size_t chunk) const {
 ddprun::Status SymmetricBuffer::Finish() {
   Publish(base_ + kFinished);
   for (int r = 0; r < world_size_; ++r) {
-    if (r != rank_) RETURN_IF_ERROR(Await(r, base_ + kFinished));
+    if (r != rank_) RETURN_IF_ERROR(Await(r, base_ + kFinished, kWithinCollectiveSpin));
   }
   return ddprun::Status::Ok();
 }

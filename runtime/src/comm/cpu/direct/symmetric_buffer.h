@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "ddp/tensor.h"
+#include "transport/futex.h"
 #include "transport/link.h"
 #include "transport/peer_liveness.h"
 #include "transport/shared_mapping.h"
@@ -62,9 +63,11 @@ class SymmetricBuffer {
   static constexpr size_t kMaxChunks = kStepsPerOp - 3;
 
   // This rank's slice of `bytes` bytes (pages reserved), under a new unique name; the peers are
-  // mapped later (OpenPeers).
+  // mapped later (OpenPeers). `first_operation`, the number of the first collective, is for
+  // tests, to cross the steps' wrap at 2^32 (every rank must pass the same).
   static ddprun::Result<std::unique_ptr<SymmetricBuffer>> Create(int rank, int world_size,
-                                                                 size_t bytes);
+                                                                 size_t bytes,
+                                                                 uint64_t first_operation = 0);
   ~SymmetricBuffer();  // closes (see Close), then unmaps every slice
 
   // Maps every peer's slice; `names[r]` is what rank r's name() was. Each must be as large.
@@ -100,7 +103,7 @@ class SymmetricBuffer {
   SymmetricBuffer(int rank, int world_size, size_t bytes);
   Header& header(int r) const;
   void Publish(uint32_t step);
-  ddprun::Status Await(int peer, uint32_t step);
+  ddprun::Status Await(int peer, uint32_t step, SpinBudget spin);
 
   const int rank_;
   const int world_size_;

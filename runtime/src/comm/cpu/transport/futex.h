@@ -22,17 +22,29 @@ void FutexWake(std::atomic<uint32_t>& word, int waiters = 1);
 ddprun::Status FutexWait(std::atomic<uint32_t>& word, uint32_t expected,
                          std::chrono::milliseconds slice, const char* what);
 
-// Waits until `ready()` holds: spins `spins` times (yielding now and then), then sleeps on `word`
-// in slices of `slice`. Before each sleep `still_waiting()` may end the wait with its error (the
-// other side closed or died, the deadline passed). `sleepers` counts the threads asleep on
-// `word`: whoever changes `word` stores it, then wakes them if `sleepers` is not zero (both
-// sequentially consistent, so that a waiter either sees the change or is woken).
+// How long a waiter spins before it sleeps: at least `spins` checks, and for at least `time`.
+struct SpinBudget {
+  int spins = 200;
+  std::chrono::nanoseconds time{0};
+};
+
+// Waits until `ready()` holds: spins as `budget` says (yielding now and then), then sleeps on
+// `word` in slices of `slice`. Before each sleep `still_waiting()` may end the wait with its
+// error (the other side closed or died, the deadline passed). `sleepers` counts the threads
+// asleep on `word`: whoever changes `word` stores it, then wakes them if `sleepers` is not zero
+// (both sequentially consistent, so that a waiter either sees the change or is woken).
 template <typename Ready, typename StillWaiting>
 ddprun::Status SpinThenSleep(std::atomic<uint32_t>& word, std::atomic<uint32_t>& sleepers,
-                             int spins, std::chrono::milliseconds slice, const char* what,
+                             SpinBudget budget, std::chrono::milliseconds slice, const char* what,
                              Ready ready, StillWaiting still_waiting) {
-  for (int spin = 0; spin < spins; ++spin) {
+  const auto spin_until = std::chrono::steady_clock::now() + budget.time;
+  for (int spin = 0;; ++spin) {
     if (ready()) return ddprun::Status::Ok();
+    if (spin >= budget.spins &&
+        (budget.time.count() == 0 ||
+         (spin % 64 == 0 && std::chrono::steady_clock::now() >= spin_until))) {
+      break;
+    }
     if (spin % 64 == 63) std::this_thread::yield();
   }
   while (true) {

@@ -71,7 +71,7 @@ ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
     }
     return ddprun::Status::Ok();
   };
-  return SpinThenSleep(seq, sleeping, spins, kSleepSlice, "a shared-memory ring", ready,
+  return SpinThenSleep(seq, sleeping, SpinBudget{spins}, kSleepSlice, "a shared-memory ring", ready,
                        still_waiting);
 }
 
