@@ -1,10 +1,18 @@
 """Rendezvous at scale: N simulated agents (bench/rendezvous_scale.cc, many per process) join one
-job on one ddprund; time from the last join to every node holding its round, and the daemon's
-peak memory. torchrun cannot be run at this scale here; its published figures are quoted in
-bench/RESULTS.md.
+job on one ddprund. Per run, a fresh daemon and three figures: from the last join to every node
+holding its round; from one agent's worker-failure report to every node holding its restart; from
+that report to every node holding its next round (each re-joins the moment its restart arrives);
+and the daemon's peak memory. torchrun cannot be run at this scale here; its published figures
+are quoted in bench/RESULTS.md.
 
-Usage: /usr/bin/python3 bench/rendezvous_scale.py [RUNS]
+Usage: /usr/bin/python3 bench/rendezvous_scale.py [RUNS] [--sizes=1024,4096]
+                                                  [--ddprund=LABEL=PATH ...]
+
+With several --ddprund (say a build before a change and one after), the runs are interleaved:
+for each size, run 1 of each daemon, then run 2 of each, and so on, so that a drift of the
+machine falls on all of them alike. Default: this tree's build, every size of SIZES.
 """
+import argparse
 import os
 import subprocess
 import sys
@@ -14,7 +22,11 @@ from common import ROOT, median, require
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
 DDPRUND = os.path.join(BUILD, "rendezvous", "ddprund")
 GENERATOR = os.path.join(BUILD, "bench", "rendezvous_scale")
-SIZES = [64, 256, 1024, 4096]
+SIZES = [1024, 2048, 4096, 8192, 16384]
+# The goals: the first two from the multi-node work, the last from issue 18.
+TARGETS = {1024: "round < 1 s", 4096: "round < 3 s",
+           16384: "round and restart each < 2 s, ddprund < 512 MiB"}
+FIGURES = ["round_s", "restart_s", "rejoin_s"]
 
 
 def peak_memory_mib(pid):
@@ -25,9 +37,9 @@ def peak_memory_mib(pid):
     return float("nan")
 
 
-def one_run(nodes):
-    """A fresh daemon, N agents: (seconds to the complete round, daemon peak MiB)."""
-    daemon = subprocess.Popen([DDPRUND, "--port=0"], stdout=subprocess.PIPE,
+def one_run(ddprund, nodes):
+    """A fresh daemon, N agents: ({figure: seconds}, daemon peak MiB)."""
+    daemon = subprocess.Popen([ddprund, "--port=0"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:
         line = daemon.stdout.readline()
@@ -35,30 +47,47 @@ def one_run(nodes):
             sys.exit(f"bench: ddprund did not start: {line!r}")
         address = line.split()[-1]
         result = subprocess.run([GENERATOR, address, str(nodes)], capture_output=True, text=True,
-                                timeout=600)
+                                timeout=900)
         if result.returncode != 0:
             sys.exit(f"bench: the load generator failed: {result.stderr.strip()}")
         fields = result.stdout.split()
-        round_s = float(fields[fields.index("round_s") + 1])
-        return round_s, peak_memory_mib(daemon.pid)
+        figures = {name: float(fields[fields.index(name) + 1]) for name in FIGURES}
+        return figures, peak_memory_mib(daemon.pid)
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
 
 
+def spread(values, scale=1000.0, unit="ms"):
+    return (f"{median(values) * scale:.1f} {unit} (min {min(values) * scale:.1f}, "
+            f"max {max(values) * scale:.1f})")
+
+
 def main():
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    require(DDPRUND, "ddprund")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=int, default=3)
+    parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES))
+    parser.add_argument("--ddprund", action="append", default=[],
+                        help="LABEL=PATH of a ddprund to measure; may be repeated")
+    args = parser.parse_args()
+    daemons = [tuple(d.split("=", 1)) for d in args.ddprund] or [("this build", DDPRUND)]
+    for label, path in daemons:
+        require(path, f"ddprund ({label})")
     require(GENERATOR, "the load generator (bench/rendezvous_scale.cc)")
-    targets = {1024: 1.0, 4096: 3.0}
-    for nodes in SIZES:
-        samples = [one_run(nodes) for _ in range(runs)]
-        seconds = [s for s, _ in samples]
-        memory = max(m for _, m in samples)
-        target = f"   (target < {targets[nodes]:.0f} s)" if nodes in targets else ""
-        print(f"N={nodes:5d}  last join -> round complete: median {median(seconds) * 1000:7.1f} ms "
-              f"(min {min(seconds) * 1000:.1f}, max {max(seconds) * 1000:.1f}, n={runs})   "
-              f"ddprund peak {memory:6.1f} MiB{target}")
+    sizes = [int(n) for n in args.sizes.split(",")]
+    for nodes in sizes:
+        samples = {label: [] for label, _ in daemons}
+        for _ in range(args.runs):
+            for label, path in daemons:
+                samples[label].append(one_run(path, nodes))
+        for label, _ in daemons:
+            runs = samples[label]
+            memory = [m for _, m in runs]
+            text = "   ".join(f"{name[:-2]} {spread([f[name] for f, _ in runs])}"
+                               for name in FIGURES)
+            target = f"   (target: {TARGETS[nodes]})" if nodes in TARGETS else ""
+            print(f"N={nodes:5d} {label:>10}  {text}   ddprund peak "
+                  f"{spread(memory, 1.0, 'MiB')}  n={len(runs)}{target}", flush=True)
 
 
 if __name__ == "__main__":

@@ -89,25 +89,19 @@ void JobRegistry::Drain(const std::string& job_id, JobRounds& job, RendezvousTim
 }
 
 void JobRegistry::Reindex(const std::string& job_id, const JobRounds& job) {
-  Unindex(job_id);
   std::optional<RendezvousTime> deadline = job.NextDeadline();
   if (auto ended = ended_at_.find(job_id); ended != ended_at_.end()) {
     deadline = ended->second + kEndedJobRetention;  // an ended job has no deadline of its own
   }
-  if (!deadline) return;
-  deadline_of_.emplace(job_id, *deadline);
-  deadlines_.emplace(*deadline, job_id);
-}
-
-void JobRegistry::Unindex(const std::string& job_id) {
-  auto indexed = deadline_of_.find(job_id);
-  if (indexed == deadline_of_.end()) return;
-  deadlines_.erase({indexed->second, job_id});
-  deadline_of_.erase(indexed);
+  if (deadline) {
+    deadlines_.Set(job_id, *deadline);
+  } else {
+    deadlines_.Erase(job_id);
+  }
 }
 
 void JobRegistry::Forget(const std::string& job_id) {
-  Unindex(job_id);
+  deadlines_.Erase(job_id);
   jobs_.erase(job_id);
   ended_at_.erase(job_id);
 }
@@ -216,11 +210,7 @@ void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
   forgotten_early_.clear();
   // Only the jobs with a deadline passed, each once: the others have nothing to do now, and a
   // server holds thousands of jobs.
-  std::vector<std::string> due;
-  for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now; ++it) {
-    due.push_back(it->second);
-  }
-  for (const std::string& job_id : due) {
+  for (const std::string& job_id : deadlines_.Due(now)) {
     if (auto ended = ended_at_.find(job_id); ended != ended_at_.end()) {
       if (now - ended->second < kEndedJobRetention) continue;
       Forget(job_id);
@@ -235,8 +225,7 @@ void JobRegistry::Tick(RendezvousTime now, std::vector<RoutedEvent>& events,
 
 std::optional<RendezvousTime> JobRegistry::NextDeadline() const {
   MutexLock lock(mu_);
-  if (deadlines_.empty()) return std::nullopt;
-  return deadlines_.begin()->first;
+  return deadlines_.Earliest();
 }
 
 bool JobRegistry::AllEnded() const {

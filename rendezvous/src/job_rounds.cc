@@ -34,9 +34,11 @@ Status JobRounds::ValidateNode(const NodeDescription& node) const {
         "node " + node.host + " asks for node rank " + std::to_string(node.requested_group_rank) +
         " of a job of at most " + std::to_string(settings_.max_nodes) + " nodes");
   }
-  for (const auto& [id, other] : nodes_) {
-    if (id != node.node_id && node.requested_group_rank >= 0 && !other.disconnected_at &&
-        other.description.requested_group_rank == node.requested_group_rank) {
+  auto requesting = requesting_rank_.find(node.requested_group_rank);
+  if (node.requested_group_rank < 0 || requesting == requesting_rank_.end()) return Status::Ok();
+  for (const std::string& id : requesting->second) {
+    const Node& other = nodes_.at(id);
+    if (id != node.node_id && !other.disconnected_at) {
       return InvalidArgumentError("node " + node.host + " asks for node rank " +
                                   std::to_string(node.requested_group_rank) + ", which node " +
                                   other.description.host + " has already asked for");
@@ -45,19 +47,82 @@ Status JobRounds::ValidateNode(const NodeDescription& node) const {
   return Status::Ok();
 }
 
+JobRounds::Node& JobRounds::Describe(const NodeDescription& node) {
+  Node& entry = nodes_[node.node_id];
+  const int was = entry.description.requested_group_rank;  // -1 for a new entry
+  if (was != node.requested_group_rank) {
+    if (auto it = requesting_rank_.find(was); it != requesting_rank_.end()) {
+      it->second.erase(node.node_id);
+      if (it->second.empty()) requesting_rank_.erase(it);
+    }
+    if (node.requested_group_rank >= 0) {
+      requesting_rank_[node.requested_group_rank].insert(node.node_id);
+    }
+  }
+  entry.description = node;
+  return entry;
+}
+
+void JobRounds::Heard(Node& node, RendezvousTime now) {
+  node.last_heartbeat = now;
+  node.disconnected_at.reset();
+  lost_at_.Set(node.description.node_id, LostAt(node));
+}
+
+void JobRounds::SetJoined(Node& node, bool joined) {
+  if (node.joined == joined) return;
+  node.joined = joined;
+  if (joined) {
+    ++joined_count_;
+    if (node.expected) --expected_waiting_;
+  } else {
+    --joined_count_;
+    if (node.expected) ++expected_waiting_;
+  }
+}
+
+void JobRounds::Expect(Node& node) {
+  if (node.expected) return;
+  node.expected = true;
+  ++expected_count_;
+  if (!node.joined) ++expected_waiting_;
+}
+
+void JobRounds::ClearExpected() {
+  if (expected_count_ == 0) return;
+  for (auto& [id, node] : nodes_) node.expected = false;
+  expected_count_ = 0;
+  expected_waiting_ = 0;
+}
+
+void JobRounds::EraseNode(const std::string& node_id) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return;
+  Node& node = it->second;
+  SetJoined(node, false);
+  if (node.expected) {
+    --expected_count_;
+    --expected_waiting_;  // not joined, just above
+  }
+  if (auto rank = requesting_rank_.find(node.description.requested_group_rank);
+      rank != requesting_rank_.end()) {
+    rank->second.erase(node_id);
+    if (rank->second.empty()) requesting_rank_.erase(rank);
+  }
+  lost_at_.Erase(node_id);
+  nodes_.erase(it);
+}
+
 Status JobRounds::Join(const NodeDescription& node, RendezvousTime now) {
   RETURN_IF_ERROR(ValidateNode(node));
-  Node& entry = nodes_[node.node_id];
-  entry.description = node;
-  entry.last_heartbeat = now;
-  entry.disconnected_at.reset();
+  Node& entry = Describe(node);
+  Heard(entry, now);
   if (!entry.joined) {
-    entry.joined = true;
     entry.joined_at = now;
+    SetJoined(entry, true);
   }
   if (state_ == State::kRunning) {
-    const bool member = std::find(members_.begin(), members_.end(), node.node_id) != members_.end();
-    if (member) {
+    if (members_.Contains(node.node_id)) {
       StartNextRound("node " + node.host + " joined again", now);
     } else if (static_cast<int>(members_.size()) < settings_.max_nodes) {
       StartNextRound("scale-up: node " + node.host + " joined", now);
@@ -74,11 +139,9 @@ Status JobRounds::Resume(const NodeDescription& node, const RunningRound& runnin
   const bool still_running = state_ == State::kRunning && running.round == round_ &&
                              running.group_rank >= 0 &&
                              running.group_rank < static_cast<int>(members_.size());
-  if (still_running && members_[static_cast<size_t>(running.group_rank)] == node.node_id) {
-    Node& entry = nodes_.at(node.node_id);
-    entry.description = node;
-    entry.last_heartbeat = now;
-    entry.disconnected_at.reset();
+  if (still_running &&
+      members_.by_rank()[static_cast<size_t>(running.group_rank)] == node.node_id) {
+    Heard(Describe(node), now);
     return Status::Ok();  // a broken stream, not a lost node
   }
   const bool adoptable = running.group_world_size >= 1 && running.group_rank >= 0 &&
@@ -90,8 +153,7 @@ Status JobRounds::Resume(const NodeDescription& node, const RunningRound& runnin
   }
   // The node's round is over. Its workers must stop: a member is told so by the restart its
   // Join causes; anyone else is told here, once.
-  const bool member = state_ == State::kRunning &&
-                      std::find(members_.begin(), members_.end(), node.node_id) != members_.end();
+  const bool member = state_ == State::kRunning && members_.Contains(node.node_id);
   if (!member) {
     Emit(node.node_id, NodeEvent::Type::kRestart,
          "round " + std::to_string(running.round) + " of this node is over; join the next round");
@@ -106,35 +168,30 @@ Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& runni
     formed_a_round_ = true;
     round_ = running.round;
     restarts_used_ = std::max(restarts_used_, running.restart_count);
-    members_.assign(static_cast<size_t>(running.group_world_size), "");
+    members_.AssignEmpty(static_cast<size_t>(running.group_world_size));
+    members_with_progress_ = 0;
     succeeded_.clear();
-    expected_.clear();
+    ClearExpected();
     last_call_deadline_.reset();
     readopt_deadline_ = now + settings_.heartbeat_timeout;
   }
-  std::string& slot = members_[static_cast<size_t>(running.group_rank)];
+  const std::string& slot = members_.by_rank()[static_cast<size_t>(running.group_rank)];
   if (!slot.empty() && slot != node.node_id) {  // two nodes claim one rank: start afresh
-    Node& entry = nodes_[node.node_id];
-    entry.description = node;
-    entry.last_heartbeat = now;
-    entry.disconnected_at.reset();
-    entry.joined = true;
+    Node& entry = Describe(node);
+    Heard(entry, now);
+    SetJoined(entry, true);
     entry.joined_at = now;
     Emit(node.node_id, NodeEvent::Type::kRestart, "group rank claimed twice; join again");
     readopt_deadline_.reset();
     StartNextRound("two nodes claimed group rank " + std::to_string(running.group_rank), now);
     return Status::Ok();
   }
-  slot = node.node_id;
-  Node& entry = nodes_[node.node_id];
-  entry.description = node;
-  entry.last_heartbeat = now;
-  entry.disconnected_at.reset();
-  entry.joined = false;
+  members_.Fill(static_cast<size_t>(running.group_rank), node.node_id);
+  Node& entry = Describe(node);
+  Heard(entry, now);
+  SetJoined(entry, false);
   entry.previous_group_rank = running.group_rank;
-  if (std::none_of(members_.begin(), members_.end(), [](auto& id) { return id.empty(); })) {
-    readopt_deadline_.reset();  // every member is back
-  }
+  if (!members_.HasEmptySlots()) readopt_deadline_.reset();  // every member is back
   return Status::Ok();
 }
 
@@ -145,10 +202,10 @@ Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now,
     return NotFoundError("node " + node_id +
                          " is not part of the job (declared lost?); join again");
   }
-  it->second.last_heartbeat = now;
-  it->second.disconnected_at.reset();
-  const bool member = std::find(members_.begin(), members_.end(), node_id) != members_.end();
-  if (progress && state_ == State::kRunning && progress->round == round_ && member) {
+  Heard(it->second, now);
+  if (progress && state_ == State::kRunning && progress->round == round_ &&
+      members_.Contains(node_id)) {
+    if (!it->second.progress || it->second.progress->round != round_) ++members_with_progress_;
     it->second.progress = progress;
     it->second.progress_at = now;
     for (RankProgress& rank : it->second.progress->ranks) rank.host = it->second.description.host;
@@ -161,8 +218,11 @@ void JobRounds::LookForHang(RendezvousTime now) {
   // At most once per sampling period: every agent sends its progress that often, and a search
   // reads every rank of the job, which at thousands of nodes is not for every heartbeat.
   if (!settings_.hang.enabled() || now < next_hang_search_) return;
+  // Until every member has sent its own (the count spares a walk per heartbeat to find one that
+  // has not).
+  if (members_with_progress_ < members_.size()) return;
   std::vector<RankProgress> ranks;
-  for (const std::string& id : members_) {
+  for (const std::string& id : members_.by_rank()) {
     auto it = nodes_.find(id);
     if (it == nodes_.end() || !it->second.progress || it->second.progress->round != round_) {
       return;  // a member not heard from yet: its ranks' progress is unknown
@@ -174,7 +234,7 @@ void JobRounds::LookForHang(RendezvousTime now) {
   next_hang_search_ = now + settings_.hang.SamplingPeriod();
   auto finding = FindHang(ranks, settings_.hang);
   if (!finding || !hang_latch_.Admit(*finding)) return;
-  for (const std::string& id : members_) {
+  for (const std::string& id : members_.by_rank()) {
     events_.push_back(
         NodeEvent{id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt, *finding});
   }
@@ -194,7 +254,9 @@ void JobRounds::Leave(const std::string& node_id, RendezvousTime now) {
 
 void JobRounds::Disconnected(const std::string& node_id, RendezvousTime now) {
   auto it = nodes_.find(node_id);
-  if (it != nodes_.end()) it->second.disconnected_at = now;
+  if (it == nodes_.end()) return;
+  it->second.disconnected_at = now;
+  lost_at_.Set(node_id, LostAt(it->second));
 }
 
 RendezvousTime JobRounds::LostAt(const Node& node) const {
@@ -210,7 +272,7 @@ RendezvousTime JobRounds::LostAt(const Node& node) const {
 void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
                              const WorkerFailure& failure, int exit_status, RendezvousTime now) {
   if (state_ != State::kRunning || round != round_) return;  // stale: that round is over
-  if (std::find(members_.begin(), members_.end(), node_id) == members_.end()) return;
+  if (!members_.Contains(node_id)) return;
   const std::string description = DescribeFailure(failure);
   last_failure_ = description;
   last_worker_failure_ = failure;
@@ -231,7 +293,7 @@ void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
 
 void JobRounds::NodeSucceeded(const std::string& node_id, int64_t round) {
   if (state_ != State::kRunning || round != round_) return;
-  if (std::find(members_.begin(), members_.end(), node_id) == members_.end()) return;
+  if (!members_.Contains(node_id)) return;
   succeeded_.insert(node_id);
   if (succeeded_.size() < members_.size()) return;
   state_ = State::kComplete;
@@ -240,10 +302,9 @@ void JobRounds::NodeSucceeded(const std::string& node_id, int64_t round) {
 
 void JobRounds::Tick(RendezvousTime now) {
   if (state_ == State::kComplete || state_ == State::kFailed) return;
-  std::vector<std::string> lost;
-  for (const auto& [id, node] : nodes_) {
-    if (now >= LostAt(node)) lost.push_back(id);
-  }
+  // By id, as a walk over nodes_ would find them: the first one names the restart.
+  std::vector<std::string> lost = lost_at_.Due(now);
+  std::sort(lost.begin(), lost.end());
   for (const auto& id : lost) {
     const Node& node = nodes_.at(id);
     const std::string why =
@@ -257,7 +318,7 @@ void JobRounds::Tick(RendezvousTime now) {
   }
   if (readopt_deadline_ && now >= *readopt_deadline_) {
     readopt_deadline_.reset();
-    std::erase(members_, std::string());
+    members_.DropEmptySlots();
     StartNextRound("not every node came back to the restarted rendezvous server within " +
                        Seconds(settings_.heartbeat_timeout),
                    now);
@@ -279,7 +340,7 @@ std::optional<RendezvousTime> JobRounds::NextDeadline() const {
   auto consider = [&next](RendezvousTime t) {
     if (!next || t < *next) next = t;
   };
-  for (const auto& [id, node] : nodes_) consider(LostAt(node));
+  if (auto lost = lost_at_.Earliest()) consider(*lost);
   if (readopt_deadline_) consider(*readopt_deadline_);
   if (state_ == State::kForming) {
     consider(join_deadline_);
@@ -291,15 +352,16 @@ std::optional<RendezvousTime> JobRounds::NextDeadline() const {
 std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
   std::vector<NodeSnapshot> snapshots;
   int first_global_rank = 0;
-  for (size_t rank = 0; rank < members_.size(); ++rank) {
-    auto it = nodes_.find(members_[rank]);
+  const std::vector<std::string>& members = members_.by_rank();
+  for (size_t rank = 0; rank < members.size(); ++rank) {
+    auto it = nodes_.find(members[rank]);
     if (it == nodes_.end()) continue;  // not back yet after a server restart
     NodeSnapshot snapshot{
         it->second.description,
         static_cast<int>(rank),
         first_global_rank,
         std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.last_heartbeat),
-        succeeded_.contains(members_[rank]),
+        succeeded_.contains(members[rank]),
         {}};
     if (it->second.progress && it->second.progress->round == round_) {
       const auto since =
@@ -311,7 +373,7 @@ std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
     first_global_rank += it->second.description.nproc;
   }
   for (const auto& [id, node] : nodes_) {
-    if (std::find(members_.begin(), members_.end(), id) != members_.end()) continue;
+    if (members_.Contains(id)) continue;
     snapshots.push_back(
         {node.description,
          -1,
@@ -333,12 +395,6 @@ std::vector<std::string> JobRounds::joined() const {
   return ids;
 }
 
-size_t JobRounds::JoinedCount() const {
-  size_t count = 0;
-  for (const auto& [id, node] : nodes_) count += node.joined ? 1 : 0;
-  return count;
-}
-
 void JobRounds::MaybeCompleteRound(RendezvousTime now) {
   if (state_ != State::kForming) return;
   const int joined_count = static_cast<int>(JoinedCount());
@@ -350,11 +406,7 @@ void JobRounds::MaybeCompleteRound(RendezvousTime now) {
     last_call_deadline_.reset();
     return;
   }
-  const bool everyone_expected_is_back =
-      !expected_.empty() && std::all_of(expected_.begin(), expected_.end(), [this](auto& id) {
-        auto it = nodes_.find(id);
-        return it == nodes_.end() || it->second.joined;
-      });
+  const bool everyone_expected_is_back = expected_count_ > 0 && expected_waiting_ == 0;
   if (everyone_expected_is_back) {
     CompleteRound();
     return;
@@ -389,30 +441,32 @@ void JobRounds::CompleteRound() {
     candidates.resize(static_cast<size_t>(settings_.max_nodes));
   }
 
-  members_.clear();
+  members_.Clear();
   int world_size = 0;
   for (const Node* node : candidates) {
-    members_.push_back(node->description.node_id);
+    members_.Append(node->description.node_id);
     world_size += node->description.nproc;
   }
   for (auto& [id, node] : nodes_) {
     node.previous_group_rank.reset();
     node.progress.reset();
   }
+  members_with_progress_ = 0;
+  ClearExpected();
   hang_latch_.Reset();
 
   state_ = State::kRunning;
   formed_a_round_ = true;
   succeeded_.clear();
-  expected_.clear();
   last_call_deadline_.reset();
-  const NodeDescription& master = nodes_.at(members_.front()).description;
+  const std::vector<std::string>& members = members_.by_rank();
+  const NodeDescription& master = nodes_.at(members.front()).description;
   int first_global_rank = 0;
-  for (size_t rank = 0; rank < members_.size(); ++rank) {
-    Node& node = nodes_.at(members_[rank]);
-    node.joined = false;
+  for (size_t rank = 0; rank < members.size(); ++rank) {
+    Node& node = nodes_.at(members[rank]);
+    SetJoined(node, false);
     node.previous_group_rank = static_cast<int>(rank);
-    NodeEvent event{members_[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt, {}};
+    NodeEvent event{members[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt, {}};
     event.assignment = {round_,
                         static_cast<int>(rank),
                         static_cast<int>(members_.size()),
@@ -429,15 +483,19 @@ void JobRounds::CompleteRound() {
 void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now,
                                const std::optional<WorkerFailure>& failure) {
   readopt_deadline_.reset();
-  std::erase(members_, std::string());
-  for (const auto& id : members_) Emit(id, NodeEvent::Type::kRestart, reason, 1, failure);
-  expected_ = std::set<std::string>(members_.begin(), members_.end());
-  for (const auto& [id, node] : nodes_) {
-    if (node.joined) expected_.insert(id);
+  members_.DropEmptySlots();
+  ClearExpected();
+  for (const auto& id : members_.by_rank()) {
+    Emit(id, NodeEvent::Type::kRestart, reason, 1, failure);
+    if (auto it = nodes_.find(id); it != nodes_.end()) Expect(it->second);
+  }
+  for (auto& [id, node] : nodes_) {
+    if (node.joined) Expect(node);
   }
   state_ = State::kForming;
   ++round_;
-  members_.clear();
+  members_.Clear();
+  members_with_progress_ = 0;
   succeeded_.clear();
   join_deadline_ = now + settings_.join_timeout;
   last_call_deadline_.reset();
@@ -446,11 +504,8 @@ void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now,
 
 void JobRounds::RemoveNode(const std::string& node_id, const std::string& reason,
                            RendezvousTime now) {
-  nodes_.erase(node_id);
-  expected_.erase(node_id);
-  auto member = std::find(members_.begin(), members_.end(), node_id);
-  if (state_ == State::kRunning && member != members_.end()) {
-    members_.erase(member);
+  EraseNode(node_id);
+  if (state_ == State::kRunning && members_.Remove(node_id)) {
     StartNextRound(reason, now);
     return;
   }

@@ -187,7 +187,7 @@ bool RendezvousService::Idle() const {
 }
 
 void RendezvousService::SetChangeCallback(std::function<void()> on_change) {
-  MutexLock lock(sessions_mu_);
+  MutexLock lock(change_mu_);
   on_change_ = std::move(on_change);
 }
 

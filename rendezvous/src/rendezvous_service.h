@@ -62,8 +62,12 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
 
   // Applies one message of a session; a non-OK status ends the stream with it.
   grpc::Status OnAgentMessage(SessionReactor& session, const v1::AgentMessage& message);
-  // Sends each event to its node's session, if it has one.
+  // Sends each event to its node's session, if it has one, then calls on_change_. Without
+  // events it takes no lock of the sessions: a round's delivery holds that lock while it writes
+  // to every node (a second at tens of thousands), and the messages that come in meanwhile (the
+  // joins its restarts cause) must not stall on it the threads gRPC has for completions.
   void Deliver(const std::vector<RoutedEvent>& events);
+  void NotifyChange() EXCLUDES(change_mu_);
   // Re-arms the round timer for the registry's next deadline.
   void ScheduleTick();
   void Register(const SessionKey& key, SessionReactor* session);
@@ -77,7 +81,8 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   JobRegistry registry_;
   mutable Mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);
-  std::function<void()> on_change_ GUARDED_BY(sessions_mu_);
+  mutable Mutex change_mu_;
+  std::function<void()> on_change_ GUARDED_BY(change_mu_);
   boost::asio::io_context timers_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> timers_work_;
   boost::asio::steady_timer round_timer_;  // used on the timer thread only

@@ -164,13 +164,20 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 }
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
-  MutexLock lock(sessions_mu_);
-  for (const auto& routed : events) {
-    auto it = sessions_.find({routed.job_id, routed.event.node_id});
-    if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
+  if (!events.empty()) {
+    MutexLock lock(sessions_mu_);  // a session is deleted only after Unregister took it
+    for (const auto& routed : events) {
+      auto it = sessions_.find({routed.job_id, routed.event.node_id});
+      if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
+    }
   }
   // Even without an event: a job with no node to tell may have ended (join timeout), and with
   // it the server's work.
+  NotifyChange();
+}
+
+void RendezvousService::NotifyChange() {
+  MutexLock lock(change_mu_);
   if (on_change_) on_change_();
 }
 
@@ -189,7 +196,7 @@ void RendezvousService::Unregister(const SessionKey& key, SessionReactor* sessio
     registry_.Disconnected(key.first, key.second, RendezvousClock::now());
     ScheduleTick();
   }
-  if (on_change_) on_change_();
+  NotifyChange();
 }
 
 void RendezvousService::ScheduleTick() {

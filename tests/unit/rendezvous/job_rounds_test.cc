@@ -575,3 +575,93 @@ TEST_CASE("the server searches the job's progress for a hang at most once per sa
   job.Collect();
   CHECK(job.Events(Type::kHang).size() == 2);
 }
+
+TEST_CASE("a node rank is free again once the node that asked for it left or asks for another") {
+  Job job(Nodes(3, 3));
+  REQUIRE(job.rounds.Join({"a", "host-a", 2, 29500, 1}, job.now).ok());
+  CHECK(job.rounds.Join({"b", "host-b", 2, 29500, 1}, job.now).code() ==
+        StatusCode::kInvalidArgument);
+  REQUIRE(job.rounds.Join({"a", "host-a", 2, 29500, 2}, job.now).ok());  // a asks again, for 2
+  REQUIRE(job.rounds.Join({"b", "host-b", 2, 29500, 1}, job.now).ok());
+  job.rounds.Leave("a", job.now);
+  REQUIRE(job.rounds.Join({"c", "host-c", 2, 29500, 2}, job.now).ok());
+  CHECK(job.rounds.Join({"d", "host-d", 2, 29500, 1}, job.now).code() ==
+        StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("the next deadline follows the node heard from longest ago, and only that one is lost") {
+  Job job(Nodes(2, 2));
+  const RendezvousTime start = job.now;
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  job.Clear();
+  CHECK(job.rounds.NextDeadline() == start + 3s);
+  job.Advance(1s);
+  REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+  CHECK(job.rounds.NextDeadline() == start + 3s);  // b's
+  job.Advance(1s);
+  REQUIRE(job.rounds.Heartbeat("b", job.now).ok());
+  CHECK(job.rounds.NextDeadline() == start + 4s);  // a's
+  job.rounds.Disconnected("a", job.now);           // within the reconnect grace, or lost
+  CHECK(job.rounds.NextDeadline() == start + 3s);
+  job.Advance(1s);
+  job.Collect();
+  auto restart = job.Events(Type::kRestart);
+  REQUIRE(restart.size() == 1);
+  CHECK(restart["b"].reason.find("node host-a lost") == 0);
+  CHECK(job.rounds.HasNode("b"));
+  CHECK_FALSE(job.rounds.HasNode("a"));
+}
+
+TEST_CASE("after a restart the round forms as soon as the last node expected back is lost") {
+  RendezvousSettings settings = Nodes(2, 3, 1);
+  settings.last_call_timeout = 30s;  // longer than the loss: only the loss can end the wait
+  Job job(settings);
+  job.Join("a");
+  job.Join("b");
+  job.Join("c");
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 1), 1, job.now);
+  job.Collect();
+  REQUIRE(job.Events(Type::kRestart).size() == 3);
+  job.Clear();
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  CHECK(job.Events(Type::kRoundReady).empty());  // c is expected back
+  job.Advance(2s);
+  REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+  REQUIRE(job.rounds.Heartbeat("b", job.now).ok());
+  job.Advance(1s);  // c silent for 3 s: lost
+  job.Collect();
+  auto ready = job.Events(Type::kRoundReady);
+  REQUIRE(ready.size() == 2);
+  CHECK(ready["a"].assignment.group_world_size == 2);
+  CHECK(ready["a"].assignment.round == 1);
+}
+
+TEST_CASE("after a restart a hang is found once every member has sent progress of the new round") {
+  Job job(WithHangs(HangSettings::Action::kRestart));
+  job.Join("a");
+  job.Join("b");
+  REQUIRE(job.rounds.Heartbeat("a", job.now, Progress(0, 0, 10)).ok());
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(0, 2, 10)).ok());
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 1), 1, job.now);
+  job.Join("a");
+  job.Join("b");
+  job.Collect();
+  REQUIRE(job.Events(Type::kRoundReady).size() == 2);
+  job.Clear();
+  job.now += 1s;  // past the sampling period of the searches above
+  // Node a twice, with a stalled rank: b's progress of round 1 is still unknown.
+  REQUIRE(job.rounds.Heartbeat("a", job.now, Progress(1, 0, 10, 1, 2500ms)).ok());
+  REQUIRE(job.rounds.Heartbeat("a", job.now, Progress(1, 0, 10, 1, 2500ms)).ok());
+  job.Collect();
+  CHECK(job.pending.empty());
+  REQUIRE(job.rounds.Heartbeat("b", job.now, Progress(1, 2, 10, -1, 2500ms)).ok());
+  job.Collect();
+  auto hangs = job.Events(Type::kHang);
+  REQUIRE(hangs.size() == 2);
+  REQUIRE(hangs["b"].hang.hung.size() == 1);
+  CHECK(hangs["b"].hang.hung[0].global_rank == 1);
+}

@@ -9,11 +9,11 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "ddprun/base/thread_annotations.h"
+#include "ddprun/rendezvous/deadline_index.h"
 #include "ddprun/rendezvous/job_rounds.h"
 
 namespace ddprun {
@@ -86,10 +86,10 @@ class JobRegistry {
 
   // Makes room for a new job by forgetting the job that ended first; false when none has ended.
   bool ForgetOldestEnded(std::vector<std::string>& forgotten) REQUIRES(mu_);
-  // The deadline index: a job's next deadline (for an ended job, the end of its retention),
-  // kept in step by Drain, which follows every change of a job.
+  // Sets the job's entry in the deadline index: its next deadline (for an ended job, the end of
+  // its retention). Called by Drain, which follows every change of a job; O(log jobs), as
+  // JobRounds::NextDeadline is O(1): it runs for every heartbeat.
   void Reindex(const std::string& job_id, const JobRounds& job) REQUIRES(mu_);
-  void Unindex(const std::string& job_id) REQUIRES(mu_);
   void Forget(const std::string& job_id) REQUIRES(mu_);
 
   const JobLimits limits_;
@@ -98,8 +98,7 @@ class JobRegistry {
   // Jobs forgotten to make room, for the next Tick to report (their keys are dropped then).
   std::vector<std::string> forgotten_early_ GUARDED_BY(mu_);
   std::map<std::string, RendezvousTime> ended_at_ GUARDED_BY(mu_);
-  std::map<std::string, RendezvousTime> deadline_of_ GUARDED_BY(mu_);
-  std::set<std::pair<RendezvousTime, std::string>> deadlines_ GUARDED_BY(mu_);
+  DeadlineIndex deadlines_ GUARDED_BY(mu_);  // of the jobs
 };
 
 // INVALID_ARGUMENT naming the first setting that makes no sense or is over `limits`.

@@ -14,6 +14,11 @@
 // previous round's members and the nodes waiting to get in) has joined, or when min_nodes have
 // joined and last_call_timeout has passed since the min-th. Not thread-safe: the owner
 // serializes calls.
+//
+// Cost: a join, heartbeat or report is O(log nodes), except what happens once per round and is
+// O(nodes) for the events it makes (a round's forming, restart or end) or for what it reads (a
+// hang search, at most once per sampling period). A job of tens of thousands of nodes sends that
+// many joins and a heartbeat from each every second: nothing per message may walk every node.
 #pragma once
 
 #include <chrono>
@@ -25,6 +30,8 @@
 #include <vector>
 
 #include "ddprun/base/status.h"
+#include "ddprun/rendezvous/deadline_index.h"
+#include "ddprun/rendezvous/round_members.h"
 #include "ddprun/rendezvous/round_types.h"
 
 namespace ddprun {
@@ -85,7 +92,7 @@ class JobRounds {
   const std::string& last_failure() const { return last_failure_; }
   const std::optional<WorkerFailure>& last_worker_failure() const { return last_worker_failure_; }
   // Members of the current round by group rank (empty while forming).
-  const std::vector<std::string>& members() const { return members_; }
+  const std::vector<std::string>& members() const { return members_.by_rank(); }
   // Nodes that have joined the forming round, or wait to get into the next one.
   std::vector<std::string> joined() const;
 
@@ -95,13 +102,26 @@ class JobRounds {
     RendezvousTime last_heartbeat;
     std::optional<RendezvousTime> disconnected_at;  // its stream ended; it has not come back
     RendezvousTime joined_at;
-    bool joined = false;  // has asked for the next round
+    bool joined = false;  // has asked for the next round (change it with SetJoined)
+    // The forming round waits for it: a member of the round before, or a node that had asked
+    // for the next round when that one ended (change it with Expect, ClearExpected).
+    bool expected = false;
     std::optional<int> previous_group_rank;
     std::optional<NodeProgress> progress;  // the last its agent sent
     RendezvousTime progress_at;            // when
   };
 
   Status ValidateNode(const NodeDescription& node) const;
+  // The node's entry (made if new) with `node` as its description, the rank index kept in step.
+  Node& Describe(const NodeDescription& node);
+  // The node was heard from: its heartbeat is `now`, it is connected; its deadline moves.
+  void Heard(Node& node, RendezvousTime now);
+  // These keep the counts that MaybeCompleteRound reads in step with the nodes' flags.
+  void SetJoined(Node& node, bool joined);
+  void Expect(Node& node);
+  void ClearExpected();
+  // Forgets the node and its place in every index and count.
+  void EraseNode(const std::string& node_id);
   // When the node is lost unless it is heard from again.
   RendezvousTime LostAt(const Node& node) const;
   // Fills the node's slot of a round adopted from the nodes that ran it.
@@ -118,7 +138,7 @@ class JobRounds {
   void RemoveNode(const std::string& node_id, const std::string& reason, RendezvousTime now);
   void FailJob(const std::string& reason, int exit_status,
                const std::optional<WorkerFailure>& failure = std::nullopt);
-  size_t JoinedCount() const;
+  size_t JoinedCount() const { return joined_count_; }
   void Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
             int exit_status = 1, const std::optional<WorkerFailure>& failure = std::nullopt);
 
@@ -129,11 +149,18 @@ class JobRounds {
   std::string last_failure_;
   std::optional<WorkerFailure> last_worker_failure_;
   std::map<std::string, Node> nodes_;  // every node of the job
-  std::vector<std::string> members_;   // current round, by group rank ("": not back yet)
-  bool formed_a_round_ = false;        // since this server started
+  RoundMembers members_;               // current round, by group rank ("": not back yet)
+  // Indexes and counts over nodes_, so that no message walks every node:
+  DeadlineIndex lost_at_;  // each node's LostAt
+  // The nodes that ask for a group rank (--node_rank), by that rank: the duplicate check.
+  std::map<int, std::set<std::string>> requesting_rank_;
+  size_t joined_count_ = 0;           // nodes with `joined`
+  size_t expected_count_ = 0;         // nodes with `expected`
+  size_t expected_waiting_ = 0;       // nodes with `expected` and not `joined`
+  size_t members_with_progress_ = 0;  // members whose `progress` is of the current round
+  bool formed_a_round_ = false;       // since this server started
   std::optional<RendezvousTime> readopt_deadline_;  // members_ has empty slots until then
   std::set<std::string> succeeded_;                 // members done in the current round
-  std::set<std::string> expected_;                  // nodes the forming round waits for
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
   HangLatch hang_latch_;  // of the running round
