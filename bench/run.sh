@@ -29,6 +29,6 @@ echo "== node-loss detection (kill -9 of one of three agents)"
 echo "== hang detection (a rank stops: time to the report; the cost of counting progress)"
 /usr/bin/python3 bench/hang_detection.py "${1:-6}"
 echo "== all-reduce bandwidth (2 ranks: shared memory, TCP, gloo)"
-/usr/bin/python3 bench/allreduce.py 2
+/usr/bin/python3 bench/allreduce.py 2 3
 echo "== training throughput (ddprun's DDP beside PyTorch DDP, world 1 and 2)"
 /usr/bin/python3 bench/ddp_training.py

@@ -14,6 +14,8 @@ namespace {
 // Chunks: large enough that publishing one costs little, small enough that the chunks in
 // flight (a few per rank) stay in the cache for the copy that follows.
 constexpr size_t kChunkBytes = 128 << 10;
+// How many chunks a rank reduces ahead of the chunks it has copied from a peer.
+constexpr size_t kMaxLead = 2;
 // Blocks start on cache lines, so no two ranks' blocks share one.
 constexpr size_t kLineBytes = 64;
 
@@ -92,13 +94,21 @@ ddprun::Status DirectAllReduce(SymmetricBuffer& buffer, size_t offset, size_t co
     const size_t bytes = std::min(chunk_bytes, blocks[rank + 1] - start);
     ReduceOrdered(type, op, own + start, InOrderFrom(buffer, rank, offset + start), bytes);
     buffer.PublishChunk(c);
-    // Copy the peers' chunks that are ready, without waiting: when the peers run alongside,
-    // these are what they have just written, still in the shared cache; when one is not
-    // running (its core busy with its backward pass), this rank goes on reducing meanwhile.
+    // Copy the peers' chunks that are ready: when the peers run alongside, these are what they
+    // have just written, still in the shared cache. A peer that falls behind (its core taken
+    // a moment by its backward pass) is not waited for until this rank is kMaxLead chunks ahead
+    // of it; then it is, so that the ranks keep sharing the work evenly (a rank that ran far
+    // ahead would leave the other reducing and copying alone, and waking it chunk by chunk).
+    // No two ranks wait for each other: each waits only for a chunk the other has passed by
+    // more than kMaxLead, and both cannot be that far ahead of the other.
     for (int k = 1; k < n; ++k) {
       const int peer = (rank + k) % n;
       size_t& next = copied[static_cast<size_t>(peer)];
-      while (next < chunks_of(peer) && buffer.ChunkPublished(peer, next)) copy_chunk(peer, next++);
+      while (next < chunks_of(peer) &&
+             (buffer.ChunkPublished(peer, next) || next + kMaxLead < c + 1)) {
+        RETURN_IF_ERROR(buffer.AwaitChunk(peer, next));
+        copy_chunk(peer, next++);
+      }
     }
   }
   for (int k = 1; k < n; ++k) {

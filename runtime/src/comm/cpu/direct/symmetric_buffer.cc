@@ -27,13 +27,15 @@ namespace {
 constexpr size_t kHeaderBytes = 4096;  // the data stays page-aligned
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
-// How long to spin before sleeping. For a peer's arrival, briefly, as the ring's receiver
-// does: the peer may still be computing, and a spinning thread takes a core that the peer, or
-// this rank's own backward pass, may need. Within a collective the peer has arrived and is
-// working on it, so what it will publish is usually microseconds away: spinning a little
-// longer there spares the wake-up of a sleeper (tens of microseconds on a virtual machine).
-constexpr SpinBudget kArrivalSpin{200};
-constexpr SpinBudget kWithinCollectiveSpin{200, std::chrono::microseconds(30)};
+// How long to spin before sleeping. Waking a sleeper costs tens of microseconds here (a futex
+// wake and, on a virtual machine, an interrupt between cores), which a collective would pay at
+// every chunk once one rank falls asleep; so a rank spins longer than the ring's receiver does:
+// for a peer's arrival, 50 us, which back-to-back collectives meet; within a collective, where
+// the peer has arrived and is working, 250 us, longer than a chunk takes. A rank spins only
+// while it has nothing else to do; what it costs is a core the peer, or this rank's own
+// backward pass, might have used for that long.
+constexpr SpinBudget kArrivalSpin{200, std::chrono::microseconds(50)};
+constexpr SpinBudget kWithinCollectiveSpin{200, std::chrono::microseconds(250)};
 constexpr std::chrono::milliseconds kSleepSlice{50};
 
 constexpr uint32_t kArrived = 1;
