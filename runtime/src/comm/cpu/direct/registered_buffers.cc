@@ -1,6 +1,7 @@
 // RegisteredBuffers; see registered_buffers.h.
 #include "direct/registered_buffers.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
