@@ -75,8 +75,8 @@ def main():
                 for row in run[key].values())
     print(f"\nmedians over {rounds} round(s); ratios as median (min to max)")
     print(f"{'bytes':>9} {'direct us':>10} {'direct GB/s':>11} {'ring GB/s':>10} "
-          f"{'tcp GB/s':>9} {'gloo GB/s':>10} {'memcpy':>7}  {'direct/memcpy':<21}"
-          f"{'direct/gloo':<24}{'direct/ring':<20}")
+          f"{'tcp GB/s':>9} {'gloo GB/s':>10} {'memcpy':>7}  {'direct/memcpy':<22}"
+          f"{'direct/gloo':<28}{'direct/ring'}")
     for size in SIZES:
         def col(key, field):
             return median([run[key][size][field] for run in runs])
@@ -86,8 +86,8 @@ def main():
         to_ring = [run["ring"][size][0] / run["direct"][size][0] for run in runs]
         print(f"{size:>9} {col('direct', 0):>10.1f} {col('direct', 1):>11.3f} "
               f"{col('ring', 1):>10.3f} {col('tcp', 1):>9.3f} {col('gloo', 1):>10.3f} "
-              f"{col('direct', 3):>7.2f}  {spread(to_copy):<21}{spread(to_gloo):<24}"
-              f"{spread(to_ring):<20}")
+              f"{col('direct', 3):>7.2f}  {spread(to_copy):<22}{spread(to_gloo):<28}"
+              f"{spread(to_ring)}")
     big = 1 << 26
     print(f"targets at 64 MiB: direct busbw >= 75% of memcpy: "
           f"{spread([run['direct'][big][1] / run['direct'][big][3] for run in runs])}; "
