@@ -4,7 +4,9 @@ allreduce_gloo.py under torchrun), 2 ranks on this host, in the same run: with a
 buffer (through the shared-memory ring) and with forced TCP. Prints the nccl-tests table of
 each, then medians over the rounds of the ratios the targets are set in, with the bandwidth of
 one plain memcpy per rank (all ranks at once, measured in the registered run) at each size: the
-memory system's own limit.
+memory system's own limit, and the round trip of a cache line between the two cores
+(core-pingpong) before each round: this machine has run the same build at a round trip near
+100 ns and near 400 ns, and the shared-memory paths' figures differ by up to 5x between the two.
 
 Rounds are interleaved (registered, ring, TCP, gloo; again), so slow minutes of this shared
 machine fall on all of them alike.
@@ -19,6 +21,7 @@ import sys
 from common import ANCHORS, DDPRUN, ROOT, TORCHRUN, median, require
 
 BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bench", "ddp-allreduce-bench")
+PINGPONG = os.path.join(os.path.dirname(BENCH), "core-pingpong")
 GLOO = os.path.join(ANCHORS, "allreduce_gloo.py")
 SIZES = [1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26]  # the gloo anchor's sizes
 
@@ -55,6 +58,11 @@ def run_gloo(ranks):
     return table
 
 
+def core_round_trip_ns():
+    out = subprocess.run([PINGPONG], check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"rtt_ns=([\d.]+)", out).group(1))
+
+
 def spread(values):
     """'median (min to max)' of a list of ratios."""
     return f"{median(values):.2f} ({min(values):.2f} to {max(values):.2f})"
@@ -65,15 +73,21 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     require(DDPRUN, "ddprun")
     require(BENCH, "ddp-allreduce-bench")
+    require(PINGPONG, "core-pingpong")
     runs = []
+    round_trips = []
     for r in range(rounds):
-        print(f"== round {r + 1} of {rounds}")
+        round_trips.append(core_round_trip_ns())
+        print(f"== round {r + 1} of {rounds}: a cache line's round trip between the cores "
+              f"{round_trips[-1]:.0f} ns")
         runs.append({"direct": run_ddp(ranks, "auto", registered=True),
                      "ring": run_ddp(ranks, "auto"), "tcp": run_ddp(ranks, "tcp"),
                      "gloo": run_gloo(ranks)})
     wrong = sum(row[2] for run in runs for key in ("direct", "ring", "tcp")
                 for row in run[key].values())
-    print(f"\nmedians over {rounds} round(s); ratios as median (min to max)")
+    print(f"\nmedians over {rounds} round(s); ratios as median (min to max); a cache line's "
+          f"round trip between the cores {median(round_trips):.0f} ns "
+          f"({min(round_trips):.0f} to {max(round_trips):.0f})")
     print(f"{'bytes':>9} {'direct us':>10} {'direct GB/s':>11} {'ring GB/s':>10} "
           f"{'tcp GB/s':>9} {'gloo GB/s':>10} {'memcpy':>7}  {'direct/memcpy':<22}"
           f"{'direct/gloo':<28}{'direct/ring'}")
