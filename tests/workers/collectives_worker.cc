@@ -10,6 +10,10 @@
 //                    kills itself with SIGKILL in the middle of its third one. The others print
 //                    "failed after <ms> ms: <error>" and exit 3 (or "no failure" and exit 0)
 //   init             create the process group; print "ready", or "error: <message>" and exit 2
+//   starved RANK     allocate a 256 MiB registered buffer, rank RANK with its address space
+//                    limited so that it maps its own slice but not its peers'; then all_reduce
+//                    (sum) rank+1 in it. Prints "<direct|ordinary> sum <s>", s the sum every
+//                    element holds, or "wrong sum" / "error: <message>" and exits 1 / 2
 //   train STEPS HOW RANK [STEP_MS]
 //                    STEPS steps of a 4 KiB all_reduce (ddp::ReportStep each), STEP_MS apart.
 //                    In the first attempt (TORCHELASTIC_RESTART_COUNT 0) rank RANK stops at step
@@ -18,8 +22,10 @@
 //                    StuckInUserCode, then on) or "none". Prints
 //                    "done <steps> steps" at the end
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +83,54 @@ int Die(ddp::ProcessGroup& group, int victim, bool registered) {
     }
   }
   std::printf("no failure\n");
+  return 0;
+}
+
+// The bytes of address space this process uses now (/proc/self/statm's first field), or 0.
+size_t AddressSpaceInUse() {
+  unsigned long pages = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%lu", &pages) != 1) pages = 0;
+    std::fclose(statm);
+  }
+  return static_cast<size_t>(pages) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+int Starved(ddp::ProcessGroup& group, int starved) {
+  constexpr size_t kBytes = 256 << 20;
+  ddp::Communicator& comm = *group.communicator().value();
+  rlimit usual{};
+  ::getrlimit(RLIMIT_AS, &usual);
+  if (group.rank() == starved) {
+    // Room for its own slice and 3/4 of another: mapping a peer's fails with ENOMEM, even
+    // after a malloc arena (64 MiB) is reserved meanwhile; the ordinary memory that replaces
+    // the slice still fits.
+    rlimit tight = usual;
+    tight.rlim_cur = AddressSpaceInUse() + kBytes + kBytes * 3 / 4;
+    ::setrlimit(RLIMIT_AS, &tight);
+  }
+  auto allocated = comm.AllocateShared(kBytes);
+  ::setrlimit(RLIMIT_AS, &usual);
+  if (!allocated.ok()) {
+    std::printf("error: %s\n", allocated.status().message().c_str());
+    return 2;
+  }
+  auto& buffer = *allocated.value();
+  const size_t count = kBytes / sizeof(float);
+  auto* data = static_cast<float*>(buffer.data());
+  std::fill(data, data + count, static_cast<float>(group.rank() + 1));
+  if (auto status = comm.AllReduce(ddp::CpuTensor(data, count), ddp::ReduceOp::kSum);
+      !status.ok()) {
+    std::printf("error: %s\n", status.message().c_str());
+    return 2;
+  }
+  const int n = group.world_size();
+  const auto expected = static_cast<float>(n * (n + 1) / 2);
+  if (!std::all_of(data, data + count, [&](float x) { return x == expected; })) {
+    std::printf("wrong sum\n");
+    return 1;
+  }
+  std::printf("%s sum %g\n", buffer.direct() ? "direct" : "ordinary", expected);
   return 0;
 }
 
@@ -140,6 +194,7 @@ int main(int argc, char** argv) {
     return Die(*group.value(), std::atoi(argv[2]),
                argc > 3 && std::string(argv[3]) == "registered");
   }
+  if (mode == "starved" && argc > 2) return Starved(*group.value(), std::atoi(argv[2]));
   if (mode == "train" && argc > 4) {
     return Train(*group.value(), std::atoll(argv[2]), argv[3], std::atoi(argv[4]),
                  argc > 5 ? std::atoi(argv[5]) : 0);

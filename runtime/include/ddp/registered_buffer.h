@@ -9,7 +9,10 @@
 // Lifetime: the buffer lives as long as its last reference, independently on each rank (a peer
 // that reads it keeps its own mapping of the pages). A tensor in it must stay untouched while a
 // collective on it runs, as for any tensor; once the collective's Work is done no peer reads or
-// writes this rank's buffer any more, so the rank may write it again. Thread-compatible: the
+// writes this rank's buffer any more, so the rank may write it again. The peers read a
+// collective's input until it is done, so the output of an all_gather or reduce_scatter whose
+// input is in a registered buffer must not overlap that input (an all_gather exactly in place
+// excepted: the input is the rank's own block of the output). Thread-compatible: the
 // memory itself is the caller's to synchronize.
 #pragma once
 

@@ -2,6 +2,8 @@
 // the test to kill one in the middle of a collective.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "integration/launcher/launcher_test_support.h"
 #include "integration/multinode/multinode_support.h"
@@ -70,6 +72,24 @@ TEST_CASE("under ddprun, 4 ranks as processes read each other's registered buffe
     CHECK(ok == oks[0]);
     CHECK(ok.ends_with(transport == "auto" ? " direct" : " ordinary"));
   }
+}
+
+TEST_CASE(
+    "a rank that cannot map its peers' registered buffers makes every rank use ordinary memory, "
+    "and says why") {
+  // Rank 1, not rank 0: every rank's verdict must count every rank's failure.
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=3", kCollectivesWorker, "starved", "1"}), {},
+          120s);
+  INFO(result.out << result.err);
+  CHECK(result.code() == 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    INFO("rank " << rank);
+    auto lines = RankLines(result.out, rank);
+    CHECK(std::count(lines.begin(), lines.end(), "ordinary sum 6") == 1);
+  }
+  CHECK(Count(result.out + result.err,
+              "rank 1: a registered buffer of 268435456 bytes is ordinary memory: ") == 1);
 }
 
 TEST_CASE("two ddprun nodes of two ranks each form one ring of four") {

@@ -14,7 +14,8 @@ namespace {
 // Chunks: large enough that publishing one costs little, small enough that the chunks in
 // flight (a few per rank) stay in the cache for the copy that follows.
 constexpr size_t kChunkBytes = 128 << 10;
-// How many chunks a rank reduces ahead of the chunks it has copied from a peer.
+// How many of a peer's chunks a rank may leave uncopied behind the chunk it has just reduced
+// before it waits for that peer.
 constexpr size_t kMaxLead = 2;
 // Blocks start on cache lines, so no two ranks' blocks share one.
 constexpr size_t kLineBytes = 64;

@@ -22,13 +22,15 @@ ddprun::Status DirectAllReduce(SymmetricBuffer& buffer, size_t offset, size_t co
 // Every rank copies root's tensor.
 ddprun::Status DirectBroadcast(SymmetricBuffer& buffer, size_t offset, size_t count, DataType type,
                                int root, Deadline deadline);
-// `output` (world_size x count elements, anywhere but the peers' inputs) receives every rank's
-// input, read from their slices.
+// `output` (world_size x count elements) receives every rank's input, read from their slices.
+// The peers read this rank's input until the collective ends, so `output` must not overlap it,
+// except exactly in place (the input is block `rank` of the output).
 ddprun::Status DirectAllGather(SymmetricBuffer& buffer, size_t offset, size_t count, DataType type,
                                void* output, Deadline deadline);
-// The input is world_size blocks of `count` elements at `offset`; `output` (count elements,
-// anywhere, this rank's own block included) receives block `rank` reduced over every rank,
-// in the same fixed order as the all-reduce. The input is left as it was.
+// The input is world_size blocks of `count` elements at `offset`; `output` (count elements)
+// receives block `rank` reduced over every rank, in the same fixed order as the all-reduce. The
+// input is left as it was. The peers read all of it until the collective ends, so `output` must
+// not overlap the input.
 ddprun::Status DirectReduceScatter(SymmetricBuffer& buffer, size_t offset, size_t count,
                                    DataType type, ReduceOp op, void* output, Deadline deadline);
 

@@ -43,12 +43,18 @@ ddprun::Result<std::shared_ptr<RegisteredBuffer>> RegisteredBuffers::Allocate(
   if (n == 1) return PrivateBuffer(bytes);  // nothing to share with
   auto log = ddprun::GetLogger("runtime");
 
-  std::unique_ptr<SymmetricBuffer> own;
+  std::shared_ptr<SymmetricBuffer> own;
   std::vector<char> names(static_cast<size_t>(n) * kNameBytes, '\0');
   if (shm_both_ways) {
     auto created = SymmetricBuffer::Create(ring.rank, n, bytes);
     if (created.ok()) {
       own = std::move(created).value();
+      {
+        // Listed from the start, so that a CloseAll from now on closes it too.
+        ddprun::MutexLock lock(mu_);
+        std::erase_if(buffers_, [](const auto& buffer) { return buffer.expired(); });
+        buffers_.push_back(own);
+      }
       std::strncpy(&names[static_cast<size_t>(ring.rank) * kNameBytes], own->name().c_str(),
                    kNameBytes - 1);
     } else {
@@ -75,22 +81,19 @@ ddprun::Result<std::shared_ptr<RegisteredBuffer>> RegisteredBuffers::Allocate(
   RETURN_IF_ERROR(
       RingAllReduce(ring, failed.data(), failed.size(), DataType::kInt32, ReduceOp::kSum));
   if (own) own->UnlinkOwn();  // every peer has mapped it, or given up
-  if (!every_rank_created || failed[0] != 0) {
+  const bool any_rank_failed =
+      std::any_of(failed.begin(), failed.end(), [](int32_t f) { return f != 0; });
+  if (!every_rank_created || any_rank_failed) {
     if (own || !shm_both_ways) {
       log->debug("rank {}: a registered buffer of {} bytes is ordinary memory: {}", ring.rank,
                  bytes,
                  shm_both_ways ? "a peer could not share memory (see its log)"
                                : "the ranks are not all on one host");
     }
+    own.reset();  // unmapped before the private memory is taken
     return PrivateBuffer(bytes);
   }
-  std::shared_ptr<SymmetricBuffer> shared = std::move(own);
-  {
-    ddprun::MutexLock lock(mu_);
-    std::erase_if(buffers_, [](const auto& buffer) { return buffer.expired(); });
-    buffers_.push_back(shared);
-  }
-  return std::shared_ptr<RegisteredBuffer>(std::make_shared<SharedSlice>(std::move(shared)));
+  return std::shared_ptr<RegisteredBuffer>(std::make_shared<SharedSlice>(std::move(own)));
 }
 
 std::optional<RegisteredBuffers::Found> RegisteredBuffers::Find(const TensorView& tensor) {

@@ -19,7 +19,9 @@
 //
 // Failure: Close marks this rank's header closed and wakes its waiters; a rank waiting on a peer
 // that closed, died (its pid) or did not come before the deadline fails with that reason, and
-// its communicator closes its own, so the failure spreads to every rank at once.
+// its communicator closes its own, so the failure spreads to every rank. A waiter that is woken
+// sees it at once; one that was about to sleep when the close came (the futex watches the step,
+// which a close does not change) sees it when its sleep slice ends, 50 ms at most.
 //
 // Thread-compatible: the communicator's loop thread runs the collectives; Close may be called
 // from any thread.
@@ -95,7 +97,7 @@ class SymmetricBuffer {
   // Ends the collective: announces that this rank is done, and waits until every peer is.
   ddprun::Status Finish();
 
-  // Fails this rank's waits, and its peers' waits on it, at once (see above). Any thread.
+  // Fails this rank's waits, and its peers' waits on it (within 50 ms, see above). Any thread.
   void Close();
 
  private:
