@@ -25,7 +25,9 @@ struct SymmetricBuffer::Header {
 namespace {
 
 constexpr size_t kHeaderBytes = 4096;  // the data stays page-aligned
+// Shared between processes: the atomics must be plain words, with no lock inside.
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 // How long to spin before sleeping. Waking a sleeper costs tens of microseconds here (a futex
 // wake and, on a virtual machine, an interrupt between cores), which a collective would pay at
@@ -36,7 +38,6 @@ static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 // backward pass, might have used for that long.
 constexpr SpinBudget kArrivalSpin{200, std::chrono::microseconds(50)};
 constexpr SpinBudget kWithinCollectiveSpin{200, std::chrono::microseconds(250)};
-constexpr std::chrono::milliseconds kSleepSlice{50};
 
 constexpr uint32_t kArrived = 1;
 constexpr uint32_t kFirstChunk = 2;
@@ -105,6 +106,7 @@ ddprun::Result<std::unique_ptr<SymmetricBuffer>> SymmetricBuffer::Create(int ran
                                          /*reserve=*/true));
   auto* base = static_cast<std::byte*>(buffer->slices_[rank]->data());
   buffer->slice_data_[rank] = base + kHeaderBytes;
+  static_assert(sizeof(Header) <= kHeaderBytes);
   Header* header = new (base) Header;
   header->pid = ::getpid();
   // As if the collective before the first had finished: below every step of the first.
@@ -156,7 +158,7 @@ ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin) 
     }
     return ddprun::Status::Ok();
   };
-  return SpinThenSleep(theirs.step, theirs.sleepers, spin, kSleepSlice, "a registered buffer",
+  return SpinThenSleep(theirs.step, theirs.sleepers, spin, kFutexSleepSlice, "a registered buffer",
                        ready, still_waiting);
 }
 

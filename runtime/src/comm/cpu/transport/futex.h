@@ -22,6 +22,10 @@ void FutexWake(std::atomic<uint32_t>& word, int waiters = 1);
 ddprun::Status FutexWait(std::atomic<uint32_t>& word, uint32_t expected,
                          std::chrono::milliseconds slice, const char* what);
 
+// How long a waiter sleeps at most before it looks again at what the futex cannot wake it for
+// (a peer's death, a close made as it fell asleep, the deadline).
+inline constexpr std::chrono::milliseconds kFutexSleepSlice{50};
+
 // How long a waiter spins before it sleeps: at least `spins` checks, and for at least `time`.
 struct SpinBudget {
   int spins = 200;

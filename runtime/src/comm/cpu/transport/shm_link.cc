@@ -42,7 +42,6 @@ constexpr size_t kSegmentBytes = sizeof(ShmRing);
 // latency.
 constexpr int kReceiverSpins = 200;
 constexpr int kSenderSpins = 64;
-constexpr std::chrono::milliseconds kSleepSlice{50};
 
 uint64_t Padded(size_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
 
@@ -71,7 +70,7 @@ ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
     }
     return ddprun::Status::Ok();
   };
-  return SpinThenSleep(seq, sleeping, SpinBudget{spins}, kSleepSlice, "a shared-memory ring", ready,
+  return SpinThenSleep(seq, sleeping, SpinBudget{spins}, kFutexSleepSlice, "a shared-memory ring", ready,
                        still_waiting);
 }
 
