@@ -59,10 +59,13 @@ if command -v systemd-analyze >/dev/null; then
   verdict=$(systemd-analyze verify /usr/lib/systemd/system/ddprund.service 2>&1) ||
     fail "systemd-analyze verify failed: $verdict"
   [ -z "$verdict" ] || fail "systemd-analyze verify warned: $verdict"
-  instance=$(mktemp -d)/ddprund@daemon.service
-  cp /usr/lib/systemd/system/ddprund@.service "$instance"
-  verdict=$(systemd-analyze verify "$instance" 2>&1) ||
-    fail "systemd-analyze verify of ddprund@.service failed: $verdict"
+  # An instance's name for the template unit, in a folder of its own, removed right after.
+  unit_dir=$(mktemp -d)
+  cp /usr/lib/systemd/system/ddprund@.service "$unit_dir/ddprund@daemon.service"
+  verified=0
+  verdict=$(systemd-analyze verify "$unit_dir/ddprund@daemon.service" 2>&1) || verified=$?
+  rm -rf "$unit_dir"
+  [ "$verified" -eq 0 ] || fail "systemd-analyze verify of ddprund@.service failed: $verdict"
   [ -z "$verdict" ] || fail "systemd-analyze verify of ddprund@.service warned: $verdict"
 fi
 
