@@ -21,6 +21,7 @@
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/rank_shared_memory.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/worker_environment_contract.h"
 
@@ -443,6 +444,11 @@ struct WorkerGroupSupervisor::Impl {
   void OnWorkerExit(Worker& worker, int wait_status) {
     worker.alive = false;
     worker.output.Finish();
+    // A rank killed while setting up its shared memory left the names in /dev/shm.
+    if (const int removed = RemoveRankSharedMemory(worker.pid); removed > 0) {
+      log->info("removed {} shared-memory name(s) rank {} (pid {}) left in /dev/shm", removed,
+                worker.placement.global_rank, worker.pid);
+    }
     // Input typed from now on waits for the next attempt's rank 0.
     if (input_forwarder && worker.placement.global_rank == 0) input_forwarder->SetTarget(-1, false);
     const bool success = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;

@@ -27,11 +27,16 @@
 //                            up (line-buffered on a terminal, block-buffered on a pipe), each
 //                            after the first once a byte can be read from FIFO
 //   window-change            print the terminal's size, then again once SIGWINCH arrives
+//   killed-with-shm          create shared memory named as a rank names its own, print
+//                            "shm <name>" and kill itself with SIGKILL, as if killed in the
+//                            middle of setting up its ring or registered buffer
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +46,7 @@
 #include <vector>
 
 #include "ddp/environment.h"
+#include "ddprun/base/rank_shared_memory.h"
 #include "ddprun/rendezvous/store_client.h"
 
 namespace {
@@ -265,6 +271,18 @@ int WindowChange() {
   return window_changed ? 0 : 1;
 }
 
+int KilledWithSharedMemory() {
+  const std::string name = ddprun::NewRankSharedMemoryName("left-by-a-killed-rank");
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) {
+    std::printf("shm_open %s: %s\n", name.c_str(), std::strerror(errno));
+    return 1;
+  }
+  std::printf("shm %s\n", name.c_str());
+  ::raise(SIGKILL);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   // C stdio as the C library sets it up, for the modes that show what a terminal changes.
@@ -272,6 +290,7 @@ int main(int argc, char** argv) {
   if (mode == "stdio-lines" && argc > 2) return StdioLines(argv[2]);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (mode == "window-change") return WindowChange();
+  if (mode == "killed-with-shm") return KilledWithSharedMemory();
   auto arg = [&](int i) { return argc > i ? std::atoi(argv[i]) : 0; };
   if (mode == "env") return PrintEnvironment();
   if (mode == "args") {

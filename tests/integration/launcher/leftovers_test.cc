@@ -1,9 +1,11 @@
 // Nothing a job starts outlives it: helpers a worker daemonises (setsid, a double fork) are
 // ended when the job ends, through the job's cgroup and through the child subreaper alone; with
-// the cgroup, even kill -9 of ddprun leaves none. A stopped worker ends within its grace.
+// the cgroup, even kill -9 of ddprun leaves none. A stopped worker ends within its grace. Shared
+// memory a killed rank left in /dev/shm is removed when it is reaped.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 
 #include "integration/launcher/launcher_test_support.h"
@@ -121,4 +123,22 @@ TEST_CASE(
   REQUIRE(exit);
   CHECK(exit->exit_code == 3);
   CHECK(Count(ddprun.stderr_text(), "sending SIGKILL") == 0);
+}
+
+TEST_CASE("shared memory a rank killed mid-setup left in /dev/shm is removed when it is reaped") {
+  const auto run = Run(Ddprun({"--nproc_per_node=1", kTestWorker, "killed-with-shm"}),
+                       {{"DDPRUN_LOG_LEVEL", "info"}});
+  INFO(run.out << run.err);
+  CHECK(run.code() != 0);
+  std::vector<std::string> names;
+  for (const auto& line : Lines(run.out)) {
+    const size_t at = line.find("]: shm /");
+    if (at != std::string::npos) names.push_back(line.substr(at + 7));
+  }
+  REQUIRE(names.size() == 1);
+  for (const auto& name : names) {
+    INFO(name);
+    CHECK_FALSE(std::filesystem::exists("/dev/shm" + name));
+  }
+  CHECK(Count(run.out + run.err, "removed 1 shared-memory name(s) rank 0 (pid ") == 1);
 }

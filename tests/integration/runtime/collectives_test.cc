@@ -104,7 +104,7 @@ TEST_CASE(
         // Every rank removes its own slice's name once all have mapped it: after a barrier, none
         // of this process's is left. (Other processes' may be there for a moment.)
         if (auto s = comm.Barrier(); !s.ok()) return s.ToString();
-        const std::string ours = "ddprun-registered-" + std::to_string(::getpid()) + "-";
+        const std::string ours = "ddprun-" + std::to_string(::getpid()) + "-registered-";
         for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
           if (entry.path().filename().string().starts_with(ours)) {
             return "left in /dev/shm: " + entry.path().string();

@@ -1,12 +1,11 @@
 // SymmetricBuffer; see symmetric_buffer.h.
 #include "direct/symmetric_buffer.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <climits>
-#include <cstdio>
 
+#include "ddprun/base/rank_shared_memory.h"
 #include "ddprun/base/status_macros.h"
 #include "transport/futex.h"
 
@@ -47,15 +46,6 @@ bool Reached(uint32_t step, uint32_t target) { return static_cast<int32_t>(step 
 
 size_t RoundUpToPage(size_t bytes) {
   return (bytes + kHeaderBytes - 1) / kHeaderBytes * kHeaderBytes;
-}
-
-std::string UniqueName() {
-  uint64_t value = 0;
-  if (::getrandom(&value, sizeof(value), 0) != sizeof(value)) value = 0;
-  char name[64];
-  std::snprintf(name, sizeof(name), "/ddprun-registered-%d-%016llx", static_cast<int>(::getpid()),
-                static_cast<unsigned long long>(value));
-  return name;
 }
 
 std::string RankName(int rank) { return "rank " + std::to_string(rank); }
@@ -102,7 +92,7 @@ ddprun::Result<std::unique_ptr<SymmetricBuffer>> SymmetricBuffer::Create(int ran
   std::unique_ptr<SymmetricBuffer> buffer(new SymmetricBuffer(rank, world_size, bytes));
   buffer->operations_ = first_operation;
   ASSIGN_OR_RETURN(buffer->slices_[rank],
-                   SharedMapping::Create(UniqueName(), kHeaderBytes + RoundUpToPage(bytes),
+                   SharedMapping::Create(ddprun::NewRankSharedMemoryName("registered"), kHeaderBytes + RoundUpToPage(bytes),
                                          /*reserve=*/true));
   auto* base = static_cast<std::byte*>(buffer->slices_[rank]->data());
   buffer->slice_data_[rank] = base + kHeaderBytes;

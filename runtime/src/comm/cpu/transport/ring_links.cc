@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "ddprun/base/bound_socket.h"
+#include "ddprun/base/rank_shared_memory.h"
 #include "ddprun/base/status_macros.h"
 #include "transport/shm_link.h"
 #include "transport/tcp_link.h"
@@ -61,14 +61,6 @@ std::string HostIdentity() {
     id += "/" + (n > 0 ? std::string(link, static_cast<size_t>(n)) : std::string("?"));
   }
   return id.empty() ? "unknown" : id;
-}
-
-std::string RandomSuffix() {
-  uint64_t value = 0;
-  if (::getrandom(&value, sizeof(value), 0) != sizeof(value)) value = 0;
-  char text[20];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 std::string PeerName(int rank, const Endpoint& e) {
@@ -183,8 +175,8 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
   Endpoint me{options.host, listener->port(), HostIdentity(), ::getpid(), "-"};
   std::shared_ptr<ShmSegment> incoming;
   if (options.transport == TransportChoice::kAuto) {
-    auto created = ShmSegment::Create("/ddprun-" + std::to_string(::getpid()) + "-" +
-                                      std::to_string(options.rank) + "-" + RandomSuffix());
+    auto created = ShmSegment::Create(
+        ddprun::NewRankSharedMemoryName("ring-" + std::to_string(options.rank)));
     if (created.ok()) {  // without shared memory, TCP it is
       incoming = std::move(created).value();
       me.shm_name = incoming->name();
