@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstdio>
-
 #include <filesystem>
 #include <system_error>
 

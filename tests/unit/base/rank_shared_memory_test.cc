@@ -1,12 +1,12 @@
 // The names of ranks' shared memory, and their removal by the pid of the process that made them.
+#include "ddprun/base/rank_shared_memory.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-
-#include "ddprun/base/rank_shared_memory.h"
 
 namespace {
 

@@ -18,8 +18,8 @@ namespace ddprun {
 // says what it is for ("ring-3", "registered") and holds no '/'.
 std::string NewRankSharedMemoryName(std::string_view kind);
 
-// Removes every name NewRankSharedMemoryName gave in process `pid` (of a process that has exited: a live
-// one may still need them); returns how many it removed.
+// Removes every name NewRankSharedMemoryName gave in process `pid`, which must have exited (a
+// live one may still need them); returns how many it removed.
 int RemoveRankSharedMemory(pid_t pid);
 
 }  // namespace ddprun

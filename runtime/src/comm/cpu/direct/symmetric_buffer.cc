@@ -92,8 +92,8 @@ ddprun::Result<std::unique_ptr<SymmetricBuffer>> SymmetricBuffer::Create(int ran
   std::unique_ptr<SymmetricBuffer> buffer(new SymmetricBuffer(rank, world_size, bytes));
   buffer->operations_ = first_operation;
   ASSIGN_OR_RETURN(buffer->slices_[rank],
-                   SharedMapping::Create(ddprun::NewRankSharedMemoryName("registered"), kHeaderBytes + RoundUpToPage(bytes),
-                                         /*reserve=*/true));
+                   SharedMapping::Create(ddprun::NewRankSharedMemoryName("registered"),
+                                         kHeaderBytes + RoundUpToPage(bytes), /*reserve=*/true));
   auto* base = static_cast<std::byte*>(buffer->slices_[rank]->data());
   buffer->slice_data_[rank] = base + kHeaderBytes;
   static_assert(sizeof(Header) <= kHeaderBytes);

@@ -70,8 +70,8 @@ ddprun::Status WaitUntil(ShmRing& ring, Ready ready, std::atomic<uint32_t>& seq,
     }
     return ddprun::Status::Ok();
   };
-  return SpinThenSleep(seq, sleeping, SpinBudget{spins}, kFutexSleepSlice, "a shared-memory ring", ready,
-                       still_waiting);
+  return SpinThenSleep(seq, sleeping, SpinBudget{spins}, kFutexSleepSlice, "a shared-memory ring",
+                       ready, still_waiting);
 }
 
 }  // namespace
