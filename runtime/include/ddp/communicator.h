@@ -44,12 +44,11 @@ class Communicator {
   // `bytes` bytes for tensors whose collectives need no copy (see registered_buffer.h). A
   // collective itself: every rank calls it, with the same size, in the same order as its other
   // collectives; blocks until done. A collective uses the buffer directly when its tensor lies
-  // in one such buffer; the tensor must then lie in it at the same offset on every rank (where
-  // the offsets differ, the collective fails with both named; where one rank's tensor is in a
-  // registered buffer and another's is not, the ranks wait for each other until the
-  // collective's timeout). When the memory cannot be shared (ranks
-  // on several hosts, /dev/shm full, this backend) every rank gets ordinary memory, and says why
-  // in its log. An error only when the communicator is broken. This default gives ordinary
+  // in one such buffer; every rank's tensor must then lie in it at the same offset (otherwise
+  // the collective fails with INVALID_ARGUMENT on the rank that finds out, saying which rank did
+  // what, and the others fail with it). When the memory cannot be shared (ranks on several
+  // hosts, /dev/shm full, this backend) every rank gets ordinary memory, and says why in its
+  // log. An error only when the communicator is broken. This default gives ordinary
   // memory.
   virtual ddprun::Result<std::shared_ptr<RegisteredBuffer>> AllocateShared(size_t bytes);
 

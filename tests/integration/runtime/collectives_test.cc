@@ -125,6 +125,43 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a rank whose tensor is in a registered buffer while its peer's is not fails at once, "
+    "saying so, and so does the peer") {
+  // Either way round: rank `registered` passes a tensor in the buffer, the other ordinary memory.
+  const int registered = GENERATE(0, 1);
+  INFO("rank " << registered << "'s tensor is registered");
+  TestStore store;
+  auto outcomes = RunRanks<std::string>(
+      store, 2, "auto",
+      [&](int rank, ddp::ProcessGroup& group) -> std::string {
+        ddp::Communicator& comm = *group.communicator().value();
+        auto buffer = comm.AllocateShared(1 << 16);
+        if (!buffer.ok()) return buffer.status().ToString();
+        if (!buffer.value()->direct()) return "not direct";
+        // A collective on ordinary memory first: the counts of collectives must line up.
+        std::vector<float> ordinary(16, 1.0f);
+        if (auto s = comm.AllReduce(ddp::CpuTensor(ordinary.data(), 16), ddp::ReduceOp::kSum);
+            !s.ok()) {
+          return "first: " + s.ToString();
+        }
+        float* data = rank == registered ? static_cast<float*>(buffer.value()->data())
+                                         : ordinary.data();
+        return comm.AllReduce(ddp::CpuTensor(data, 16), ddp::ReduceOp::kSum).ToString();
+      },
+      [](const ddprun::Status& error) { return error.ToString(); });
+  INFO(outcomes[0] << "\n" << outcomes[1]);
+  const std::string& mine = outcomes[static_cast<size_t>(registered)];
+  CHECK(mine.rfind("INVALID_ARGUMENT: ", 0) == 0);
+  CHECK(mine.find("rank " + std::to_string(1 - registered) +
+                  " runs collective #3 outside this registered buffer") != std::string::npos);
+  CHECK(mine.find("every rank's tensor must lie in a registered buffer") != std::string::npos);
+  // The peer, in the ring, fails when this rank's communicator breaks, not at the deadline.
+  const std::string& theirs = outcomes[static_cast<size_t>(1 - registered)];
+  CHECK(theirs != "OK");
+  CHECK(theirs.rfind("DEADLINE_EXCEEDED", 0) != 0);
+}
+
+TEST_CASE(
     "an all_reduce of inexact floats on a registered buffer gives the same bits on every "
     "rank, run after run, summed in its fixed order") {
   // Three ranks, so that the order of the additions matters; 1 MiB per rank, many chunks.

@@ -53,7 +53,8 @@ std::string CpuCommunicator::transport_to_next() const {
   return links_.next_is_shm ? "shm" : "tcp";
 }
 
-std::shared_ptr<Work> CpuCommunicator::Enqueue(std::string description, Run run) {
+std::shared_ptr<Work> CpuCommunicator::Enqueue(std::string description, Run run,
+                                               const SymmetricBuffer* direct_on) {
   auto work = std::make_shared<Work>();
   {
     ddprun::MutexLock lock(mu_);
@@ -64,7 +65,7 @@ std::shared_ptr<Work> CpuCommunicator::Enqueue(std::string description, Run run)
                                                         broken_.message()));
       return work;
     }
-    queue_.push_back({std::move(description), std::move(run), work});
+    queue_.push_back({std::move(description), std::move(run), work, direct_on});
   }
   cv_.notify_all();
   return work;
@@ -93,6 +94,7 @@ void CpuCommunicator::Loop() {
         continue;
       }
     }
+    registered_.AnnounceCollective(++collectives_run_, operation.direct_on);
     const auto started = std::chrono::steady_clock::now();
     RingContext ring{rank_, world_size_, sender_.get(), links_.from_prev.get(), started + timeout_};
     ddprun::Status status = operation.run(ring);
@@ -124,11 +126,13 @@ std::shared_ptr<Work> CpuCommunicator::AllReduceAsync(TensorView tensor, ReduceO
     return CompletedWork(s);
   }
   if (auto found = registered_.Find(tensor)) {
-    return Enqueue(DescribeCollective("all_reduce", tensor) + " in a registered buffer",
-                   [found, tensor, op](const RingContext& ring) {
-                     return DirectAllReduce(*found->buffer, found->offset, tensor.count,
-                                            tensor.type, op, ring.deadline);
-                   });
+    return Enqueue(
+        DescribeCollective("all_reduce", tensor) + " in a registered buffer",
+        [found, tensor, op](const RingContext& ring) {
+          return DirectAllReduce(*found->buffer, found->offset, tensor.count, tensor.type, op,
+                                 ring.deadline);
+        },
+        found->buffer.get());
   }
   return Enqueue(DescribeCollective("all_reduce", tensor), [tensor, op](const RingContext& ring) {
     return RingAllReduce(ring, tensor.data, tensor.count, tensor.type, op);
@@ -141,11 +145,13 @@ std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int roo
     if (!s.ok()) return CompletedWork(s);
   }
   if (auto found = registered_.Find(tensor)) {
-    return Enqueue(DescribeCollective("broadcast", tensor) + " in a registered buffer",
-                   [found, tensor, root](const RingContext& ring) {
-                     return DirectBroadcast(*found->buffer, found->offset, tensor.count,
-                                            tensor.type, root, ring.deadline);
-                   });
+    return Enqueue(
+        DescribeCollective("broadcast", tensor) + " in a registered buffer",
+        [found, tensor, root](const RingContext& ring) {
+          return DirectBroadcast(*found->buffer, found->offset, tensor.count, tensor.type, root,
+                                 ring.deadline);
+        },
+        found->buffer.get());
   }
   return Enqueue(DescribeCollective("broadcast", tensor), [tensor, root](const RingContext& ring) {
     return RingBroadcast(ring, tensor.data, tensor.bytes(), root);
@@ -159,11 +165,13 @@ std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorVi
     if (!s.ok()) return CompletedWork(s);
   }
   if (auto found = registered_.Find(input)) {
-    return Enqueue(DescribeCollective("all_gather", input) + " in a registered buffer",
-                   [found, input, output](const RingContext& ring) {
-                     return DirectAllGather(*found->buffer, found->offset, input.count, input.type,
-                                            output.data, ring.deadline);
-                   });
+    return Enqueue(
+        DescribeCollective("all_gather", input) + " in a registered buffer",
+        [found, input, output](const RingContext& ring) {
+          return DirectAllGather(*found->buffer, found->offset, input.count, input.type,
+                                 output.data, ring.deadline);
+        },
+        found->buffer.get());
   }
   return Enqueue(DescribeCollective("all_gather", input), [input, output](const RingContext& ring) {
     auto* own =
@@ -181,11 +189,13 @@ std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, Tens
     if (!s.ok()) return CompletedWork(s);
   }
   if (auto found = registered_.Find(input)) {
-    return Enqueue(DescribeCollective("reduce_scatter", input) + " in a registered buffer",
-                   [found, output, op](const RingContext& ring) {
-                     return DirectReduceScatter(*found->buffer, found->offset, output.count,
-                                                output.type, op, output.data, ring.deadline);
-                   });
+    return Enqueue(
+        DescribeCollective("reduce_scatter", input) + " in a registered buffer",
+        [found, output, op](const RingContext& ring) {
+          return DirectReduceScatter(*found->buffer, found->offset, output.count, output.type, op,
+                                     output.data, ring.deadline);
+        },
+        found->buffer.get());
   }
   return Enqueue(
       DescribeCollective("reduce_scatter", input), [input, output, op](const RingContext& ring) {

@@ -55,10 +55,12 @@ class CpuCommunicator final : public Communicator {
     std::string description;  // "all_reduce of 1024 float32 (4.0 KiB)"
     Run run;
     std::shared_ptr<Work> work;
+    const SymmetricBuffer* direct_on = nullptr;  // the registered buffer it reads directly
   };
 
   CpuCommunicator(int rank, int world_size, RingLinks links, std::chrono::milliseconds timeout);
-  std::shared_ptr<Work> Enqueue(std::string description, Run run);
+  std::shared_ptr<Work> Enqueue(std::string description, Run run,
+                                const SymmetricBuffer* direct_on = nullptr);
   void Loop();
   // Records the first error and closes the links, which fails the neighbours' operations too.
   void Break(const ddprun::Status& error);
@@ -69,6 +71,7 @@ class CpuCommunicator final : public Communicator {
   RingLinks links_;
   std::unique_ptr<SendQueue> sender_;
   std::vector<std::byte> barrier_scratch_;  // used on the loop thread only
+  uint64_t collectives_run_ = 0;            // by the loop thread, every rank's alike
   RegisteredBuffers registered_;
 
   ddprun::Mutex mu_;

@@ -111,6 +111,13 @@ std::optional<RegisteredBuffers::Found> RegisteredBuffers::Find(const TensorView
   return std::nullopt;
 }
 
+void RegisteredBuffers::AnnounceCollective(uint64_t number, const SymmetricBuffer* on) {
+  ddprun::MutexLock lock(mu_);
+  for (const auto& weak : buffers_) {
+    if (auto buffer = weak.lock()) buffer->AnnounceCollective(number, buffer.get() == on);
+  }
+}
+
 void RegisteredBuffers::CloseAll() {
   ddprun::MutexLock lock(mu_);
   for (const auto& weak : buffers_) {

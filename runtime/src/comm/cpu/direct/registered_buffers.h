@@ -34,6 +34,11 @@ class RegisteredBuffers {
   // The registered buffer that holds all of `tensor`, if one does. Any thread.
   std::optional<Found> Find(const TensorView& tensor);
 
+  // Before each of the communicator's collectives, numbered from 1 alike on every rank: tells
+  // every buffer's peers (SymmetricBuffer::AnnounceCollective) whether it runs on that buffer
+  // (`on`, or none). On the loop thread.
+  void AnnounceCollective(uint64_t number, const SymmetricBuffer* on);
+
   // Closes every buffer still in use (SymmetricBuffer::Close). Any thread.
   void CloseAll();
 

@@ -19,6 +19,9 @@ struct SymmetricBuffer::Header {
   alignas(64) std::atomic<uint32_t> closed;
   pid_t pid;
   DirectOperation operation;  // the current collective, written before its arrival
+  // The communicator's collective this rank runs now, times 2, plus 1 when on this buffer
+  // (AnnounceCollective); 0 before the first.
+  std::atomic<uint64_t> collective;
 };
 
 namespace {
@@ -130,7 +133,7 @@ void SymmetricBuffer::Publish(uint32_t step) {
   if (own.sleepers.load(std::memory_order_seq_cst) != 0) FutexWake(own.step, INT_MAX);
 }
 
-ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin) {
+ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin, bool arrival) {
   Header& theirs = header(peer);
   auto ready = [&] { return Reached(theirs.step.load(std::memory_order_acquire), step); };
   auto still_waiting = [&]() -> ddprun::Status {
@@ -142,6 +145,7 @@ ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin) 
       return ddprun::UnavailableError("this rank's registered buffer was closed");
     }
     RETURN_IF_ERROR(peers_alive_[peer]->Check());
+    if (arrival) RETURN_IF_ERROR(CheckPeerRunsThisCollectiveHere(peer));
     if (std::chrono::steady_clock::now() >= deadline_) {
       return ddprun::DeadlineExceededError("timed out waiting for " + RankName(peer) +
                                            " in a collective on a registered buffer");
@@ -152,6 +156,29 @@ ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin) 
                        ready, still_waiting);
 }
 
+void SymmetricBuffer::AnnounceCollective(uint64_t number, bool on_this_buffer) {
+  announced_here_ = on_this_buffer ? number : 0;
+  // Before this rank's arrival (Begin's release orders it): a peer that sees this collective
+  // announced on this buffer keeps waiting for the arrival.
+  header(rank_).collective.store(number * 2 + (on_this_buffer ? 1 : 0), std::memory_order_release);
+}
+
+ddprun::Status SymmetricBuffer::CheckPeerRunsThisCollectiveHere(int peer) const {
+  if (announced_here_ == 0) return ddprun::Status::Ok();  // not told: only the deadline
+  const uint64_t theirs = header(peer).collective.load(std::memory_order_acquire);
+  // A peer at this collective elsewhere, or past it (a ring broadcast's root moves on without
+  // waiting for the others), will not come. One at this collective here, or before it, will.
+  if (theirs / 2 < announced_here_ || theirs == announced_here_ * 2 + 1) {
+    return ddprun::Status::Ok();
+  }
+  return ddprun::InvalidArgumentError(
+      RankName(peer) + " runs collective #" + std::to_string(theirs / 2) +
+      " outside this registered buffer while this rank's collective #" +
+      std::to_string(announced_here_) +
+      " is on a tensor in it: every rank's tensor must lie in a registered buffer, at the same "
+      "offset, or none's");
+}
+
 ddprun::Status SymmetricBuffer::Begin(const DirectOperation& operation, Deadline deadline) {
   deadline_ = deadline;
   base_ = static_cast<uint32_t>(operations_ * kStepsPerOp);  // modulo 2^32, as compared
@@ -160,7 +187,7 @@ ddprun::Status SymmetricBuffer::Begin(const DirectOperation& operation, Deadline
   Publish(base_ + kArrived);
   for (int r = 0; r < world_size_; ++r) {
     if (r == rank_) continue;
-    RETURN_IF_ERROR(Await(r, base_ + kArrived, kArrivalSpin));
+    RETURN_IF_ERROR(Await(r, base_ + kArrived, kArrivalSpin, /*arrival=*/true));
     // Stable until this rank finishes: the peer cannot begin another collective before that.
     const DirectOperation& theirs = header(r).operation;
     if (!(theirs == operation)) {

@@ -84,9 +84,16 @@ class SymmetricBuffer {
   // Rank `r`'s slice (this rank's own, or a peer's as mapped here).
   std::byte* slice(int r) const { return slice_data_[r]; }
 
+  // Tells the peers which of the communicator's collectives this rank runs now (`number`,
+  // counted alike on every rank) and whether it runs on this buffer. The communicator calls it
+  // on each of its registered buffers before each collective, whatever its path: a rank waiting
+  // here for a peer that runs the same collective elsewhere (its tensor in ordinary memory, or
+  // in another registered buffer) then fails at once instead of at the deadline.
+  void AnnounceCollective(uint64_t number, bool on_this_buffer);
+
   // Starts the next collective: announces `operation` and this rank's arrival, then waits until
   // every peer has arrived at the same collective. INVALID_ARGUMENT when a peer issued a
-  // different one.
+  // different one, or (after AnnounceCollective) runs this collective outside this buffer.
   ddprun::Status Begin(const DirectOperation& operation, Deadline deadline);
   // This rank has finished chunk `chunk` (< kMaxChunks) of its part; wakes who waits for it.
   void PublishChunk(size_t chunk);
@@ -105,7 +112,10 @@ class SymmetricBuffer {
   SymmetricBuffer(int rank, int world_size, size_t bytes);
   Header& header(int r) const;
   void Publish(uint32_t step);
-  ddprun::Status Await(int peer, uint32_t step, SpinBudget spin);
+  // `arrival`: waiting for the peer to begin the current collective here.
+  ddprun::Status Await(int peer, uint32_t step, SpinBudget spin, bool arrival = false);
+  // OK, or why rank `peer` is not coming to this buffer's current collective.
+  ddprun::Status CheckPeerRunsThisCollectiveHere(int peer) const;
 
   const int rank_;
   const int world_size_;
@@ -115,6 +125,7 @@ class SymmetricBuffer {
   std::vector<std::unique_ptr<PeerLiveness>> peers_alive_;  // by rank; null for this rank
   uint64_t operations_ = 0;                                 // collectives begun
   uint32_t base_ = 0;                                       // the current collective's first step
+  uint64_t announced_here_ = 0;  // the collective AnnounceCollective put here, 0: none
   Deadline deadline_;
 };
 
