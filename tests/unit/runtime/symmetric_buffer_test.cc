@@ -5,7 +5,6 @@
 
 #include <catch2/catch.hpp>
 #include <future>
-#include <thread>
 
 #include "direct/direct_collectives.h"
 
@@ -63,10 +62,9 @@ TEST_CASE("all-reduces on a registered buffer stay in step across the steps' wra
 
 TEST_CASE("a rank waiting on a registered buffer's peer that closed fails at once, naming it") {
   auto ranks = TwoRanks(4096);
-  auto waiting = std::async(std::launch::async, [&] {
-    return ranks[0]->Begin({}, In(600s));  // the deadline is far: only the close can end it
-  });
-  std::this_thread::sleep_for(20ms);  // let it sleep on the peer's step (either way it must fail)
+  // Whether rank 0 is still spinning, asleep on the peer's step or not yet waiting when the
+  // close comes, it must fail; the deadline is far, so only the close can end the wait.
+  auto waiting = std::async(std::launch::async, [&] { return ranks[0]->Begin({}, In(600s)); });
   ranks[1]->Close();
   REQUIRE(waiting.wait_for(60s) == std::future_status::ready);
   auto status = waiting.get();

@@ -71,6 +71,18 @@ std::shared_ptr<Work> CpuCommunicator::Enqueue(std::string description, Run run,
   return work;
 }
 
+std::shared_ptr<Work> CpuCommunicator::EnqueueDirect(const std::string& description,
+                                                     RegisteredBuffers::Found found,
+                                                     DirectRun run) {
+  const SymmetricBuffer* on = found.buffer.get();
+  return Enqueue(
+      description + " in a registered buffer",
+      [found = std::move(found), run = std::move(run)](const RingContext& ring) {
+        return run(*found.buffer, found.offset, ring.deadline);
+      },
+      on);
+}
+
 void CpuCommunicator::Loop() {
   while (true) {
     Operation operation;
@@ -126,13 +138,11 @@ std::shared_ptr<Work> CpuCommunicator::AllReduceAsync(TensorView tensor, ReduceO
     return CompletedWork(s);
   }
   if (auto found = registered_.Find(tensor)) {
-    return Enqueue(
-        DescribeCollective("all_reduce", tensor) + " in a registered buffer",
-        [found, tensor, op](const RingContext& ring) {
-          return DirectAllReduce(*found->buffer, found->offset, tensor.count, tensor.type, op,
-                                 ring.deadline);
-        },
-        found->buffer.get());
+    return EnqueueDirect(DescribeCollective("all_reduce", tensor), std::move(*found),
+                         [tensor, op](SymmetricBuffer& buffer, size_t offset, Deadline deadline) {
+                           return DirectAllReduce(buffer, offset, tensor.count, tensor.type, op,
+                                                  deadline);
+                         });
   }
   return Enqueue(DescribeCollective("all_reduce", tensor), [tensor, op](const RingContext& ring) {
     return RingAllReduce(ring, tensor.data, tensor.count, tensor.type, op);
@@ -145,13 +155,11 @@ std::shared_ptr<Work> CpuCommunicator::BroadcastAsync(TensorView tensor, int roo
     if (!s.ok()) return CompletedWork(s);
   }
   if (auto found = registered_.Find(tensor)) {
-    return Enqueue(
-        DescribeCollective("broadcast", tensor) + " in a registered buffer",
-        [found, tensor, root](const RingContext& ring) {
-          return DirectBroadcast(*found->buffer, found->offset, tensor.count, tensor.type, root,
-                                 ring.deadline);
-        },
-        found->buffer.get());
+    return EnqueueDirect(DescribeCollective("broadcast", tensor), std::move(*found),
+                         [tensor, root](SymmetricBuffer& buffer, size_t offset, Deadline deadline) {
+                           return DirectBroadcast(buffer, offset, tensor.count, tensor.type, root,
+                                                  deadline);
+                         });
   }
   return Enqueue(DescribeCollective("broadcast", tensor), [tensor, root](const RingContext& ring) {
     return RingBroadcast(ring, tensor.data, tensor.bytes(), root);
@@ -165,13 +173,11 @@ std::shared_ptr<Work> CpuCommunicator::AllGatherAsync(TensorView input, TensorVi
     if (!s.ok()) return CompletedWork(s);
   }
   if (auto found = registered_.Find(input)) {
-    return Enqueue(
-        DescribeCollective("all_gather", input) + " in a registered buffer",
-        [found, input, output](const RingContext& ring) {
-          return DirectAllGather(*found->buffer, found->offset, input.count, input.type,
-                                 output.data, ring.deadline);
-        },
-        found->buffer.get());
+    return EnqueueDirect(
+        DescribeCollective("all_gather", input), std::move(*found),
+        [input, output](SymmetricBuffer& buffer, size_t offset, Deadline deadline) {
+          return DirectAllGather(buffer, offset, input.count, input.type, output.data, deadline);
+        });
   }
   return Enqueue(DescribeCollective("all_gather", input), [input, output](const RingContext& ring) {
     auto* own =
@@ -189,13 +195,11 @@ std::shared_ptr<Work> CpuCommunicator::ReduceScatterAsync(TensorView input, Tens
     if (!s.ok()) return CompletedWork(s);
   }
   if (auto found = registered_.Find(input)) {
-    return Enqueue(
-        DescribeCollective("reduce_scatter", input) + " in a registered buffer",
-        [found, output, op](const RingContext& ring) {
-          return DirectReduceScatter(*found->buffer, found->offset, output.count, output.type, op,
-                                     output.data, ring.deadline);
-        },
-        found->buffer.get());
+    return EnqueueDirect(DescribeCollective("reduce_scatter", input), std::move(*found),
+                         [output, op](SymmetricBuffer& buffer, size_t offset, Deadline deadline) {
+                           return DirectReduceScatter(buffer, offset, output.count, output.type, op,
+                                                      output.data, deadline);
+                         });
   }
   return Enqueue(
       DescribeCollective("reduce_scatter", input), [input, output, op](const RingContext& ring) {

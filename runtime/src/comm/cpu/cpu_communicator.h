@@ -61,6 +61,11 @@ class CpuCommunicator final : public Communicator {
   CpuCommunicator(int rank, int world_size, RingLinks links, std::chrono::milliseconds timeout);
   std::shared_ptr<Work> Enqueue(std::string description, Run run,
                                 const SymmetricBuffer* direct_on = nullptr);
+  // A collective that reads the registered buffer `found` directly: run(buffer, offset of the
+  // tensor, deadline).
+  using DirectRun = std::function<ddprun::Status(SymmetricBuffer&, size_t, Deadline)>;
+  std::shared_ptr<Work> EnqueueDirect(const std::string& description,
+                                      RegisteredBuffers::Found found, DirectRun run);
   void Loop();
   // Records the first error and closes the links, which fails the neighbours' operations too.
   void Break(const ddprun::Status& error);

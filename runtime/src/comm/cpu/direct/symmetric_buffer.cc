@@ -157,24 +157,23 @@ ddprun::Status SymmetricBuffer::Await(int peer, uint32_t step, SpinBudget spin, 
 }
 
 void SymmetricBuffer::AnnounceCollective(uint64_t number, bool on_this_buffer) {
-  announced_here_ = on_this_buffer ? number : 0;
   // Before this rank's arrival (Begin's release orders it): a peer that sees this collective
   // announced on this buffer keeps waiting for the arrival.
   header(rank_).collective.store(number * 2 + (on_this_buffer ? 1 : 0), std::memory_order_release);
 }
 
 ddprun::Status SymmetricBuffer::CheckPeerRunsThisCollectiveHere(int peer) const {
-  if (announced_here_ == 0) return ddprun::Status::Ok();  // not told: only the deadline
+  // This rank's own word, which only this thread writes.
+  const uint64_t mine = header(rank_).collective.load(std::memory_order_relaxed);
+  if (mine % 2 == 0) return ddprun::Status::Ok();  // not announced here: only the deadline
+  const uint64_t number = mine / 2;
   const uint64_t theirs = header(peer).collective.load(std::memory_order_acquire);
   // A peer at this collective elsewhere, or past it (a ring broadcast's root moves on without
   // waiting for the others), will not come. One at this collective here, or before it, will.
-  if (theirs / 2 < announced_here_ || theirs == announced_here_ * 2 + 1) {
-    return ddprun::Status::Ok();
-  }
+  if (theirs / 2 < number || theirs == mine) return ddprun::Status::Ok();
   return ddprun::InvalidArgumentError(
       RankName(peer) + " runs collective #" + std::to_string(theirs / 2) +
-      " outside this registered buffer while this rank's collective #" +
-      std::to_string(announced_here_) +
+      " outside this registered buffer while this rank's collective #" + std::to_string(number) +
       " is on a tensor in it: every rank's tensor must lie in a registered buffer, at the same "
       "offset, or none's");
 }
@@ -192,9 +191,7 @@ ddprun::Status SymmetricBuffer::Begin(const DirectOperation& operation, Deadline
     const DirectOperation& theirs = header(r).operation;
     if (!(theirs == operation)) {
       return ddprun::InvalidArgumentError(
-          "rank " + std::to_string(rank_) + " issued " + operation.Describe() +
-          " on a registered "
-          "buffer where " +
+          RankName(rank_) + " issued " + operation.Describe() + " on a registered buffer where " +
           RankName(r) + " issued " + theirs.Describe() +
           ": every rank must issue the same collectives, on tensors at the same offset");
     }

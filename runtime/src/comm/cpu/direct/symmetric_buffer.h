@@ -125,7 +125,6 @@ class SymmetricBuffer {
   std::vector<std::unique_ptr<PeerLiveness>> peers_alive_;  // by rank; null for this rank
   uint64_t operations_ = 0;                                 // collectives begun
   uint32_t base_ = 0;                                       // the current collective's first step
-  uint64_t announced_here_ = 0;  // the collective AnnounceCollective put here, 0: none
   Deadline deadline_;
 };
 
