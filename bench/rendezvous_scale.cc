@@ -78,13 +78,20 @@ class SimulatedAgent final
 
   // Reports a failed worker of the round this agent holds, as the agent's SessionClient does.
   void ReportFailure() {
+    int64_t round = 0;
+    int first_global_rank = 0;
+    {
+      std::lock_guard lock(totals_.mu);
+      round = round_;
+      first_global_rank = first_global_rank_;
+    }
     ddprun::v1::AgentMessage message;
     auto* failed = message.mutable_worker_failed();
-    failed->set_round(round_);
+    failed->set_round(round);
     failed->set_exit_status(1);
     auto* failure = failed->mutable_failure();
     failure->set_host(Host());
-    failure->set_global_rank(first_global_rank_);
+    failure->set_global_rank(first_global_rank);
     failure->set_local_rank(0);
     failure->set_pid(4242);
     failure->set_exit_code(1);

@@ -218,9 +218,9 @@ void JobRounds::LookForHang(RendezvousTime now) {
   // At most once per sampling period: every agent sends its progress that often, and a search
   // reads every rank of the job, which at thousands of nodes is not for every heartbeat.
   if (!settings_.hang.enabled() || now < next_hang_search_) return;
-  // Until every member has sent its own (the count spares a walk per heartbeat to find one that
-  // has not).
-  if (members_with_progress_ < members_.size()) return;
+  // Until every member has sent its own (the count, of nodes, spares a walk per heartbeat to
+  // find one that has not; an empty slot's member has sent none).
+  if (members_.HasEmptySlots() || members_with_progress_ < members_.node_count()) return;
   std::vector<RankProgress> ranks;
   for (const std::string& id : members_.by_rank()) {
     auto it = nodes_.find(id);

@@ -41,6 +41,7 @@ void RoundMembers::Fill(size_t rank, const std::string& node_id) {
 }
 
 bool RoundMembers::Remove(const std::string& node_id) {
+  if (!Contains(node_id)) return false;  // spares the scan for nodes that only wait
   auto it = std::find(by_rank_.begin(), by_rank_.end(), node_id);
   if (it == by_rank_.end()) return false;
   Count(node_id, -1);

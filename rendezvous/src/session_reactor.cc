@@ -165,10 +165,14 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
   if (!events.empty()) {
+    // Converted before the lock: a round's delivery holds it only to hand each event over.
+    std::vector<v1::ServerEvent> protos;
+    protos.reserve(events.size());
+    for (const auto& routed : events) protos.push_back(ToProto(routed.event));
     MutexLock lock(sessions_mu_);  // a session is deleted only after Unregister took it
-    for (const auto& routed : events) {
-      auto it = sessions_.find({routed.job_id, routed.event.node_id});
-      if (it != sessions_.end()) it->second->Push(ToProto(routed.event));
+    for (size_t i = 0; i < events.size(); ++i) {
+      auto it = sessions_.find({events[i].job_id, events[i].event.node_id});
+      if (it != sessions_.end()) it->second->Push(std::move(protos[i]));
     }
   }
   // Even without an event: a job with no node to tell may have ended (join timeout), and with
@@ -187,16 +191,18 @@ void RendezvousService::Register(const SessionKey& key, SessionReactor* session)
 }
 
 void RendezvousService::Unregister(const SessionKey& key, SessionReactor* session) {
-  MutexLock lock(sessions_mu_);
-  auto it = sessions_.find(key);
-  if (it != sessions_.end() && it->second == session) {
-    sessions_.erase(it);
-    // The node's current stream is gone: unless it comes back soon, the node is lost. (After a
-    // Leave the node is no longer in the job and this changes nothing.)
-    registry_.Disconnected(key.first, key.second, RendezvousClock::now());
-    ScheduleTick();
+  {
+    MutexLock lock(sessions_mu_);
+    auto it = sessions_.find(key);
+    if (it != sessions_.end() && it->second == session) {
+      sessions_.erase(it);
+      // The node's current stream is gone: unless it comes back soon, the node is lost. (After
+      // a Leave the node is no longer in the job and this changes nothing.)
+      registry_.Disconnected(key.first, key.second, RendezvousClock::now());
+      ScheduleTick();
+    }
   }
-  NotifyChange();
+  NotifyChange();  // outside sessions_mu_, as Deliver calls it
 }
 
 void RendezvousService::ScheduleTick() {

@@ -23,6 +23,8 @@ class RoundMembers {
   bool empty() const { return by_rank_.empty(); }
   bool Contains(const std::string& node_id) const { return slots_of_.contains(node_id); }
   bool HasEmptySlots() const { return empty_slots_ > 0; }
+  // Distinct members (a node in two slots counts once; empty slots not at all).
+  size_t node_count() const { return slots_of_.size(); }
 
   void Clear();
   // The next group rank.
