@@ -1,6 +1,7 @@
 // ExpandHostlist; see slurm_hostlist.h.
 #include "slurm_hostlist.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -53,9 +54,10 @@ bool ParseGroup(std::string_view group, std::vector<Number>& numbers, size_t bud
   return true;
 }
 
-// One name expression (no separator inside) -> its names, appended.
-Status ExpandName(std::string_view hostlist, std::string_view name,
-                  std::vector<std::string>& names) {
+// One name expression (no separator inside) -> its names, appended; `bytes` counts the
+// characters of every name so far.
+Status ExpandName(std::string_view hostlist, std::string_view name, std::vector<std::string>& names,
+                  size_t& bytes) {
   std::vector<Part> parts;
   size_t at = 0;
   while (at < name.size()) {
@@ -85,13 +87,24 @@ Status ExpandName(std::string_view hostlist, std::string_view name,
     at = close + 1;
   }
   size_t count = 1;
+  size_t longest_name = 0;
   for (const Part& part : parts) {
+    longest_name += part.text.size();
     if (part.numbers.empty()) continue;
+    uint64_t largest = 0;
+    for (const Number& number : part.numbers) largest = std::max(largest, number.value);
+    longest_name +=
+        std::max(std::to_string(largest).size(), static_cast<size_t>(part.numbers.front().width));
     if (count > (kMaxHostlistNames - names.size()) / part.numbers.size()) {
       return Invalid(hostlist, "more than " + std::to_string(kMaxHostlistNames) + " names");
     }
     count *= part.numbers.size();
   }
+  if (longest_name > 0 && count > (kMaxHostlistBytes - bytes) / longest_name) {
+    return Invalid(hostlist,
+                   "names of more than " + std::to_string(kMaxHostlistBytes >> 20) + " MiB in all");
+  }
+  bytes += count * longest_name;
   std::vector<std::string> expanded = {""};
   for (const Part& part : parts) {
     if (part.numbers.empty()) {
@@ -118,6 +131,7 @@ Status ExpandName(std::string_view hostlist, std::string_view name,
 
 Result<std::vector<std::string>> ExpandHostlist(std::string_view hostlist) {
   std::vector<std::string> names;
+  size_t bytes = 0;
   size_t start = 0;
   int depth = 0;
   for (size_t i = 0; i <= hostlist.size(); ++i) {
@@ -128,7 +142,8 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view hostlist) {
     if (depth < 0) return Invalid(hostlist, "a ']' without '['");
     const bool separator = depth == 0 && (c == ',' || std::isspace(static_cast<unsigned char>(c)));
     if (!separator) continue;
-    if (i > start) RETURN_IF_ERROR(ExpandName(hostlist, hostlist.substr(start, i - start), names));
+    if (i > start)
+      RETURN_IF_ERROR(ExpandName(hostlist, hostlist.substr(start, i - start), names, bytes));
     start = i + 1;
   }
   if (depth != 0) return Invalid(hostlist, "a '[' without ']'");

@@ -17,8 +17,10 @@
 
 namespace ddprun {
 
-// More names than this is refused before any is made.
+// More names than this, or names longer than this in all, is refused before any is made (a
+// long text times many numbers would otherwise take gigabytes).
 inline constexpr size_t kMaxHostlistNames = 1 << 20;
+inline constexpr size_t kMaxHostlistBytes = 32 << 20;
 
 // INVALID_ARGUMENT naming what is wrong: an unbalanced bracket, an empty or reversed range, a
 // range that is not numbers, text after the last group, no names at all, or too many.

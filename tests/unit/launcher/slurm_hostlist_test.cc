@@ -67,6 +67,19 @@ TEST_CASE("malformed Slurm hostlists are refused with the reason") {
         std::string::npos);
 }
 
+TEST_CASE("a hostlist whose names would fill more than 32 MiB is refused before any is made") {
+  // 100,000 names, each 4,000 characters of text and its number: 400 MB.
+  const std::string hostlist = std::string(4000, 'n') + "[1-100000]";
+  auto expanded = ExpandHostlist(hostlist);
+  REQUIRE_FALSE(expanded.ok());
+  CHECK(expanded.status().code() == StatusCode::kInvalidArgument);
+  CHECK(expanded.status().message().find("names of more than 32 MiB in all") != std::string::npos);
+  // Long names are fine while they fit: 1,000 of 4,000 characters.
+  auto fitting = ExpandHostlist(std::string(4000, 'n') + "[1-1000]");
+  REQUIRE(fitting.ok());
+  CHECK(fitting->size() == 1000);
+}
+
 TEST_CASE("the expander agrees with scontrol show hostnames on every hostlist of the table") {
   const std::string scontrol = FindOnPath("scontrol");
   if (scontrol.empty()) return SkipTest("Debian's Slurm client (scontrol) is not installed here");
