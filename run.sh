@@ -6,8 +6,9 @@
 #                     (then a clang build with its lock analysis as errors, whose tests run under
 #                     ThreadSanitizer, a build and run under AddressSanitizer + UBSan, and every
 #                     fuzz target for 20 s), build the .deb, install it, run it and purge it
-#                     (packaging/check_deb.sh); ends with each stage's time and one line:
-#                     N passed, N failed, N skipped
+#                     (packaging/check_deb.sh), then the speed guard (bench/speed_guard.py:
+#                     launch and restart against the machine's floor, at most 3x); ends with
+#                     each stage's time and one line: N passed, N failed, N skipped
 #   ./run.sh fuzz [SECONDS]
 #                     install what is missing, build the libFuzzer targets (tests/fuzz) and run
 #                     each for SECONDS (default 300), two at a time; `test` runs them 20 s each
@@ -147,6 +148,17 @@ fuzz_tests() {
   DDPRUN_FUZZ_SECONDS=$1 run_tests "$BUILD_DIR-fuzz" --tests-regex "^fuzz:"
 }
 
+# The speed guard (bench/speed_guard.py): ddprun's launch and restart against the machine's floor
+# in the same run, failing over 3x; two tests in the counts.
+speed_guard() {
+  local output status=0 passed failed
+  output=$(BUILD_DIR="$BUILD_DIR" python3 bench/speed_guard.py) || status=$?
+  echo "$output"
+  read -r passed failed <<<"$(sed -n 's/^speed guard: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<<"$output")"
+  PASSED=$((PASSED + ${passed:-0})) FAILED=$((FAILED + ${failed:-2}))
+  return $status
+}
+
 case "${1:-}" in
   deps)
     deps
@@ -179,6 +191,7 @@ case "${1:-}" in
     stage "fuzz targets: clang 16 build with libFuzzer, AddressSanitizer and UBSan" fuzz_build
     stage "fuzz targets, 20 s each" fuzz_tests 20
     stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
+    stage "speed guard: launch and restart against the machine's floor" speed_guard
     ;;
   fuzz)
     trap report EXIT

@@ -9,11 +9,17 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ANCHORS = os.path.join(os.path.dirname(ROOT), "shared", "anchors")
-DDPRUN = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "launcher", "ddprun")
+BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
+DDPRUN = os.path.join(BUILD, "launcher", "ddprun")
+# The machine's floor: forks and execs the same workers and waits for them (bench/spawn_floor.c).
+SPAWN_FLOOR = os.path.join(BUILD, "bench", "spawn-floor")
+# The restart probe's worker (bench/workers/restart_probe.sh).
+PROBE = os.path.join(ROOT, "bench", "workers", "restart_probe.sh")
 # Debian's python, which has Debian's torch; torchrun 1.13 needs the anchor's one-line patch.
 PYTHON = "/usr/bin/python3"
 TORCHRUN = [PYTHON, os.path.join(ANCHORS, "torchrun_patched.py")]
@@ -62,7 +68,7 @@ def read_times(pattern):
 
 
 def probe_restart_latency(probe_dir, workers):
-    """restart_probe.sh's result: from the failure to the last of `workers` restarted."""
+    """The restart probe's result: from the failure to the last of `workers` restarted."""
     (failed,) = read_times(os.path.join(probe_dir, "fail"))
     starts = read_times(os.path.join(probe_dir, "start.*"))
     if len(starts) != workers:
@@ -75,3 +81,10 @@ def report_ms(name, what, seconds):
     print(f"{name:9s} {what} median {median(seconds) * 1000:8.1f} ms   "
           f"(min {min(seconds) * 1000:.1f}, max {max(seconds) * 1000:.1f}, n={len(seconds)})")
     return median(seconds)
+
+
+def one_restart(command, workers=4):
+    """Runs command (which runs PROBE as its workers) once; returns its restart latency."""
+    with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
+        wall_seconds(command, dict(os.environ, PROBE_DIR=probe_dir))
+        return probe_restart_latency(probe_dir, workers)

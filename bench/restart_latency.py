@@ -1,37 +1,33 @@
-"""Restart latency on one node, 4 workers, rank 1 fails once (the anchor's restart_probe.sh):
-from the failure to the last worker restarted, ddprun beside torchrun.
+"""Restart latency on one node, 4 workers, rank 1 fails once (bench/workers/restart_probe.sh):
+from the failure to the last worker restarted, ddprun beside the machine's floor
+(bench/spawn_floor.c restart: waits for the failure, stops the others, starts 4 again) in
+interleaved runs, and beside torchrun.
 
 Usage: /usr/bin/python3 bench/restart_latency.py [RUNS]
 """
-import os
 import sys
-import tempfile
 
-from common import (ANCHORS, DDPRUN, TORCHRUN, probe_restart_latency, report_ms, require,
-                    wall_seconds)
+from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, median, one_restart, report_ms,
+                    require)
 
-PROBE = os.path.join(ANCHORS, "restart_probe.sh")
 ARGS = ["--standalone", "--nproc_per_node=4", "--max_restarts=1", "--no_python", PROBE]
-
-
-def one_latency(command):
-    with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
-        env = dict(os.environ, PROBE_DIR=probe_dir)
-        wall_seconds(command, env)
-        return probe_restart_latency(probe_dir, 4)
-
-
-def measure(name, command, runs):
-    return report_ms(name, "restart latency", [one_latency(command) for _ in range(runs)])
 
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     require(DDPRUN, "ddprun")
-    require(PROBE, "the anchor's restart_probe.sh")
-    ddp = measure("ddprun", [DDPRUN] + ARGS, runs)
-    torchrun = measure("torchrun", TORCHRUN + ["--monitor_interval=0.1"] + ARGS, max(3, runs // 2))
-    print(f"ratio     ddprun restarts {torchrun / ddp:.1f}x faster (target >= 10x)")
+    require(SPAWN_FLOOR, "spawn-floor (bench/spawn_floor.c)")
+    floor, ddprun = [], []
+    for _ in range(runs):
+        floor.append(one_restart([SPAWN_FLOOR, "restart", "4", PROBE]))
+        ddprun.append(one_restart([DDPRUN] + ARGS))
+    report_ms("floor", "restart latency", floor)
+    ddp = report_ms("ddprun", "restart latency", ddprun)
+    print(f"ratio     ddprun is {ddp / median(floor):.2f}x the floor (target: at most 12 ms)")
+    torchrun = report_ms("torchrun", "restart latency",
+                         [one_restart(TORCHRUN + ["--monitor_interval=0.1"] + ARGS)
+                          for _ in range(max(3, runs // 2))])
+    print(f"ratio     ddprun restarts {torchrun / ddp:.1f}x faster than torchrun (target >= 10x)")
 
 
 if __name__ == "__main__":

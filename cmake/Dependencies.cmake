@@ -5,6 +5,15 @@ find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
+# spdlog and fmt compiled into each binary from their headers, never loaded as libspdlog.so and
+# libfmt.so: with libstdc++ linked statically into the executables (ddprun_fast_start), ddprun
+# then loads no C++ shared library at all. Those libraries' own symbol bindings (some 2,700 of
+# 3,200) were the largest part of its start-up.
+get_target_property(_ddprun_spdlog_includes spdlog::spdlog_header_only INTERFACE_INCLUDE_DIRECTORIES)
+add_library(ddprun_spdlog INTERFACE)
+target_include_directories(ddprun_spdlog SYSTEM INTERFACE ${_ddprun_spdlog_includes})
+target_compile_definitions(ddprun_spdlog INTERFACE SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY=1)
+target_link_libraries(ddprun_spdlog INTERFACE Threads::Threads)
 find_package(ZLIB REQUIRED)  # the checkpoints' CRC-32
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)

@@ -2,20 +2,21 @@
 #include "ddprun/agent/job_cgroup.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/timeline.h"
+#include "process_clone.h"
 
 namespace ddprun {
 namespace {
@@ -49,59 +50,92 @@ std::string OwnCgroup() {
   return "";
 }
 
-// Async-signal-safe: the guardian runs between fork and _exit in a process that may have threads.
-bool WriteSmallFile(const char* path, const char* text) {
-  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+// How long the end of a job waits for the guardian: the 10 s it gives the cgroup to empty, and 2.
+constexpr int kGuardianWaitMs = 12'000;
+
+// The guardian's code runs in a process that shares ddprun's memory (or in a copy of it, where
+// the architecture has no clone3 stub): raw system calls only (process_clone.h), every signal
+// blocked for all its life.
+
+// Writes `text` (NUL-terminated) into the file at `path`; whether it was written.
+DDPRUN_CHILD_CODE bool WriteSmallFile(const char* path, const char* text) {
+  const long fd =
+      ChildSyscall(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  const ssize_t length = static_cast<ssize_t>(std::strlen(text));
-  const bool written = ::write(fd, text, static_cast<size_t>(length)) == length;
-  ::close(fd);
+  long length = 0;
+  while (text[length] != '\0') ++length;
+  const bool written = ChildSyscall(SYS_write, fd, reinterpret_cast<long>(text), length) == length;
+  ChildSyscall(SYS_close, fd);
   return written;
 }
 
-// Async-signal-safe: whether cgroup.events says "populated 0".
-bool Unpopulated(const char* events_path) {
-  const int fd = ::open(events_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // the cgroup is gone
+// Whether cgroup.events, open as `events_fd`, says "populated 0". Reading it from its start
+// also re-arms its POLLPRI notification.
+DDPRUN_CHILD_CODE bool Unpopulated(long events_fd) {
+  if (events_fd < 0) return true;  // the cgroup is gone
   char text[256];
-  const ssize_t n = ::read(fd, text, sizeof(text) - 1);
-  ::close(fd);
+  const long n =
+      ChildSyscall(SYS_pread64, events_fd, reinterpret_cast<long>(text), sizeof(text) - 1, 0);
   if (n <= 0) return true;
-  text[n] = '\0';
-  return std::strstr(text, "populated 0") != nullptr;
+  static constexpr char kEmpty[] = "populated 0";
+  for (long at = 0; at + static_cast<long>(sizeof(kEmpty)) - 1 <= n; ++at) {
+    long matched = 0;
+    while (kEmpty[matched] != '\0' && text[at + matched] == kEmpty[matched]) ++matched;
+    if (kEmpty[matched] == '\0') return true;
+  }
+  return false;
 }
 
-// The guardian's life, in the forked child (async-signal-safe calls only). It proves the cgroup
-// can be joined and left (by joining it and going back), says so through `report`, then waits
-// for `keepalive` to close and kills and removes the cgroup.
-[[noreturn]] void RunGuardian(int keepalive, int report, const char* join, const char* leave,
-                              const char* kill_file, const char* events, const char* dir) {
-  ::setsid();
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  for (int signal_number : {SIGINT, SIGHUP, SIGQUIT, SIGTERM, SIGPIPE}) {
-    ::sigaction(signal_number, &ignore, nullptr);
-  }
-  int error = 0;
-  if (!WriteSmallFile(join, "0") || !WriteSmallFile(leave, "0")) error = errno == 0 ? EIO : errno;
-  (void)!::write(report, &error, sizeof(error));
-  if (error != 0) ::_exit(1);
+// In a child that exits at once: proves that processes can be created in the cgroup.
+DDPRUN_CHILD_CODE int ExitAtOnce(void*) { return 0; }
+
+}  // namespace
+
+// What the guardian reads, which stays allocated for all its life (and, should ddprun be killed,
+// in the memory it then keeps alone).
+struct JobCgroup::Guardian {
+  std::string kill_file, events, dir;
+  int keepalive = -1;  // the pipe's read end
+  std::unique_ptr<std::byte[]> stack{new std::byte[kStackBytes]};
+  pid_t pid = -1;
+  static constexpr size_t kStackBytes = 16 * 1024;
+};
+
+namespace {
+
+// The guardian's life: waits for its pipe to close, then kills what is left in the cgroup and
+// removes it.
+[[noreturn]] DDPRUN_CHILD_CODE int RunGuardian(void* argument) {
+  const JobCgroup::Guardian& guardian = *static_cast<const JobCgroup::Guardian*>(argument);
+  ChildSyscall(SYS_setsid);  // the terminal's Ctrl-C does not reach it (nor would it: all blocked)
   // Nothing of ddprun's held open (a pipeline reading ddprun's output must see its end): only
-  // the keepalive pipe, as descriptor 3.
-  const int null_fd = ::open("/dev/null", O_RDWR);
+  // the pipe, as descriptor 3.
+  const long null_fd =
+      ChildSyscall(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/dev/null"), O_RDWR);
   if (null_fd >= 0) {
-    for (int fd = 0; fd < 3; ++fd) ::dup2(null_fd, fd);
+    for (long fd = 0; fd < 3; ++fd) {
+      if (fd != null_fd) ChildSyscall(SYS_dup3, null_fd, fd, 0);
+    }
   }
-  if (::dup2(keepalive, 3) < 0) ::_exit(1);
-  ::close_range(4, ~0U, 0);
+  if (guardian.keepalive != 3 && ChildSyscall(SYS_dup3, guardian.keepalive, 3, 0) < 0) {
+    ChildExit(1);
+  }
+  ChildSyscall(SYS_close_range, 4, ~0U, 0);
   char byte;
-  while (::read(3, &byte, 1) < 0 && errno == EINTR) {
+  ChildSyscall(SYS_read, 3, reinterpret_cast<long>(&byte), 1);
+  // An empty cgroup (ddprun ended everything) is only removed: a kill costs a write lock on
+  // every fork in the system (an RCU grace period), even when there is nothing to kill.
+  const long events_fd = ChildSyscall(
+      SYS_openat, AT_FDCWD, reinterpret_cast<long>(guardian.events.c_str()), O_RDONLY | O_CLOEXEC);
+  if (!Unpopulated(events_fd)) WriteSmallFile(guardian.kill_file.c_str(), "1");
+  // cgroup.events signals each change of "populated" with POLLPRI; 10 s at most.
+  for (int i = 0; i < 100 && !Unpopulated(events_fd); ++i) {
+    pollfd change{static_cast<int>(events_fd), POLLPRI, 0};
+    const timespec slice{0, 100'000'000};
+    ChildSyscall(SYS_ppoll, reinterpret_cast<long>(&change), 1, reinterpret_cast<long>(&slice), 0);
   }
-  WriteSmallFile(kill_file, "1");
-  const timespec tick{0, 10'000'000};
-  for (int i = 0; i < 1000 && !Unpopulated(events); ++i) ::nanosleep(&tick, nullptr);
-  ::rmdir(dir);
-  ::_exit(0);
+  ChildSyscall(SYS_unlinkat, AT_FDCWD, reinterpret_cast<long>(guardian.dir.c_str()), AT_REMOVEDIR);
+  ChildExit(0);
 }
 
 }  // namespace
@@ -117,77 +151,104 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
     return FailedPreconditionError("cannot create the cgroup " + path + ": " +
                                    std::strerror(errno));
   }
-  // Everything the guardian needs, prepared before fork.
-  const std::string join = path + "/cgroup.procs", leave = parent + "/cgroup.procs",
-                    kill_file = path + "/cgroup.kill", events = path + "/cgroup.events";
-  int keepalive[2], report[2];
+  auto remove_and_fail = [&path](const std::string& reason) {
+    ::rmdir(path.c_str());
+    return FailedPreconditionError("cannot start processes in the cgroup " + path + ": " + reason);
+  };
+  const int dir_fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return remove_and_fail(std::strerror(errno));
+  // Workers are created in the cgroup, never moved into it: prove that this works here.
+  CloneBatch batch;
+  batch.Start({ExitAtOnce, nullptr, dir_fd});
+  auto probe = std::move(batch.Wait().front());
+  if (!probe.ok()) {
+    ::close(dir_fd);
+    return remove_and_fail(probe.status().message());
+  }
+  if (probe->pidfd >= 0) ::close(probe->pidfd);
+  siginfo_t ignored;
+  while (::waitid(P_PID, static_cast<id_t>(probe->pid), &ignored, WEXITED) < 0 && errno == EINTR) {
+  }
+  auto guardian = std::make_unique<Guardian>();
+  guardian->kill_file = path + "/cgroup.kill";
+  guardian->events = path + "/cgroup.events";
+  guardian->dir = path;
+  int keepalive[2];
   if (::pipe2(keepalive, O_CLOEXEC) != 0) {
     const int error = errno;
+    ::close(dir_fd);
     ::rmdir(path.c_str());
     return ErrnoError("creating the cgroup guardian's pipe", error);
   }
-  if (::pipe2(report, O_CLOEXEC) != 0) {
-    const int error = errno;
-    ::close(keepalive[0]);
-    ::close(keepalive[1]);
-    ::rmdir(path.c_str());
-    return ErrnoError("creating the cgroup guardian's pipe", error);
-  }
-  const pid_t guardian = ::fork();
-  if (guardian == 0) {
-    ::close(keepalive[1]);
-    ::close(report[0]);
-    RunGuardian(keepalive[0], report[1], join.c_str(), leave.c_str(), kill_file.c_str(),
-                events.c_str(), path.c_str());
-  }
-  const int fork_error = errno;
+  guardian->keepalive = keepalive[0];
+  auto started =
+      StartResidentChild(RunGuardian, guardian.get(), guardian->stack.get(), Guardian::kStackBytes);
   ::close(keepalive[0]);
-  ::close(report[1]);
-  int guardian_error = guardian < 0 ? fork_error : 0;
-  if (guardian > 0) {
-    ssize_t n;
-    do {
-      n = ::read(report[0], &guardian_error, sizeof(guardian_error));
-    } while (n < 0 && errno == EINTR);
-    if (n != sizeof(guardian_error)) guardian_error = EIO;
-  }
-  ::close(report[0]);
-  if (guardian_error != 0) {
+  if (!started.ok()) {
     ::close(keepalive[1]);
-    if (guardian > 0) ::waitpid(guardian, nullptr, 0);
+    ::close(dir_fd);
     ::rmdir(path.c_str());
-    return FailedPreconditionError("cannot move processes into the cgroup " + path + ": " +
-                                   std::strerror(guardian_error));
+    return Status(started.status().code(),
+                  "starting the cgroup guardian: " + started.status().message());
   }
-  return std::unique_ptr<JobCgroup>(new JobCgroup(path, guardian, keepalive[1]));
+  if (started->pidfd >= 0) ::close(started->pidfd);
+  guardian->pid = started->pid;
+  return std::unique_ptr<JobCgroup>(new JobCgroup(path, dir_fd, std::move(guardian), keepalive[1]));
 }
 
+JobCgroup::JobCgroup(std::string path, int dir_fd, std::unique_ptr<Guardian> guardian,
+                     int guardian_pipe)
+    : path_(std::move(path)),
+      dir_fd_(dir_fd),
+      guardian_(std::move(guardian)),
+      guardian_pipe_(guardian_pipe) {}
+
 JobCgroup::~JobCgroup() {
+  ::close(dir_fd_);
   ::close(guardian_pipe_);
-  // The guardian kills what is left, waits for the cgroup to empty and removes it.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(12);
-  while (::waitpid(guardian_, nullptr, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      GetLogger("agent")->error("the cgroup guardian (pid {}) has not finished; {} may remain",
-                                guardian_, path_);
+  // The guardian removes the cgroup (killing what is left first) and exits.
+  const pid_t pid = guardian_->pid;
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    pollfd exited{pidfd, POLLIN, 0};
+    int ready;
+    while ((ready = ::poll(&exited, 1, kGuardianWaitMs)) < 0 && errno == EINTR) {
+    }
+    ::close(pidfd);
+    if (ready == 0) {
+      GetLogger("agent")->error("the cgroup guardian (pid {}) has not finished; {} may remain", pid,
+                                path_);
+      (void)guardian_.release();  // it may still read it
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Exited (or, without pidfds, about to: it acts as soon as the pipe closes, and its wait for
+  // the cgroup to empty is bounded).
+  siginfo_t ignored;
+  while (::waitid(P_PID, static_cast<id_t>(pid), &ignored, WEXITED) < 0 && errno == EINTR) {
+  }
+  timeline::Note("the job's cgroup is removed");
 }
+
+pid_t JobCgroup::guardian_pid() const { return guardian_->pid; }
 
 std::vector<pid_t> JobCgroup::Members() const {
   std::vector<pid_t> members;
-  std::ifstream procs(procs_file());
+  std::ifstream procs(path_ + "/cgroup.procs");
   pid_t pid;
   while (procs >> pid) members.push_back(pid);
   return members;
 }
 
 Status JobCgroup::KillAll() const {
-  if (!WriteSmallFile((path_ + "/cgroup.kill").c_str(), "1")) {
-    return ErrnoError("killing the cgroup " + path_, errno);
+  const std::string kill_file = path_ + "/cgroup.kill";
+  const int fd = ::open(kill_file.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || ::write(fd, "1", 1) != 1) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    return ErrnoError("killing the cgroup " + path_, error);
   }
+  ::close(fd);
   return Status::Ok();
 }
 

@@ -23,24 +23,44 @@ Result<RunLogLayout> RunLogLayout::Claim(const std::string& log_dir, const std::
                                  base + ".9999; remove earlier runs' logs or use another --run_id");
 }
 
+RunLogLayout RunLogLayout::Flat(std::string dir) {
+  RunLogLayout layout(std::move(dir));
+  layout.flat_ = true;
+  return layout;
+}
+
 std::string RunLogLayout::WorkerDir(int attempt, int local_rank) const {
+  if (flat_) return run_dir_;
   return run_dir_ + "/attempt_" + std::to_string(attempt) + "/" + std::to_string(local_rank);
 }
 
+std::string RunLogLayout::WorkerFile(int attempt, int local_rank, const char* name) const {
+  if (flat_) {
+    return run_dir_ + "/attempt_" + std::to_string(attempt) + "." + std::to_string(local_rank) +
+           "." + name;
+  }
+  return WorkerDir(attempt, local_rank) + "/" + name;
+}
+
 std::string RunLogLayout::StdoutLog(int attempt, int local_rank) const {
-  return WorkerDir(attempt, local_rank) + "/stdout.log";
+  return WorkerFile(attempt, local_rank, "stdout.log");
 }
 
 std::string RunLogLayout::StderrLog(int attempt, int local_rank) const {
-  return WorkerDir(attempt, local_rank) + "/stderr.log";
+  return WorkerFile(attempt, local_rank, "stderr.log");
 }
 
 std::string RunLogLayout::ErrorFile(int attempt, int local_rank) const {
-  return WorkerDir(attempt, local_rank) + "/error.json";
+  return WorkerFile(attempt, local_rank, "error.json");
+}
+
+std::string RunLogLayout::ProgressFile(int attempt, int local_rank) const {
+  return WorkerFile(attempt, local_rank, "progress");
 }
 
 Status RunLogLayout::PrepareWorkerDir(int attempt, int local_rank) const {
   if (run_dir_.empty()) return FailedPreconditionError("no log directory was claimed for the run");
+  if (flat_) return Status::Ok();
   return CreateDirectories(WorkerDir(attempt, local_rank));
 }
 

@@ -23,6 +23,7 @@
 #include "ddprun/base/logging.h"
 #include "ddprun/base/rank_shared_memory.h"
 #include "ddprun/base/status_macros.h"
+#include "ddprun/base/timeline.h"
 #include "ddprun/base/worker_environment_contract.h"
 
 namespace ddprun {
@@ -350,6 +351,7 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void StartAttempt() {
+    timeline::Note("round ready", round.round);
     EndLeftovers();  // what the last attempt's workers left, should it not have stopped
     phase = Phase::kRunning;
     ++attempt;
@@ -360,20 +362,36 @@ struct WorkerGroupSupervisor::Impl {
     log->info("starting {} worker(s) of round {}, ranks {}..{} of {}", options.nproc, round.round,
               round.first_global_rank, round.first_global_rank + options.nproc - 1,
               round.world_size);
+    // Each worker starts as soon as it is ready, and execs while the next is made ready.
+    WorkerSpawner spawner;
+    std::vector<SpawnOptions> spawned_as(workers.size());
     for (int local_rank = 0; local_rank < options.nproc; ++local_rank) {
       Worker& worker = workers[static_cast<size_t>(local_rank)];
       worker.placement = {local_rank,       round.first_global_rank + local_rank,
                           round.group_rank, options.nproc,
                           round.world_size, round.group_world_size};
-      if (Status s = StartWorker(worker); !s.ok()) {
+      SpawnRequest request;
+      if (Status s = PrepareWorker(worker, request); !s.ok()) {
         RecordSpawnFailure(worker, s);
-        HandleFailure();
-        return;
+        break;  // the workers started so far are adopted, then stopped
+      }
+      spawned_as[static_cast<size_t>(local_rank)] = request.options;
+      spawner.Add(std::move(request));
+    }
+    std::vector<Result<SpawnedWorker>> spawned = spawner.Finish();
+    timeline::Note("workers started:", static_cast<long>(spawned.size()));
+    for (size_t i = 0; i < spawned.size(); ++i) {
+      if (spawned[i].ok()) {
+        AdoptWorker(workers[i], spawned_as[i], spawned[i].value());
+      } else {
+        RecordSpawnFailure(workers[i], spawned[i].status());
       }
     }
+    if (!failures.empty()) HandleFailure();
   }
 
-  Status StartWorker(Worker& worker) {
+  // Its log directory, environment and how it is started.
+  Status PrepareWorker(Worker& worker, SpawnRequest& request) {
     const int local_rank = worker.placement.local_rank;
     const RunLogLayout& layout = options.log_layout;
     RETURN_IF_ERROR(layout.PrepareWorkerDir(attempt, local_rank));
@@ -381,9 +399,10 @@ struct WorkerGroupSupervisor::Impl {
     auto environment = options.environment(worker.placement, round, worker.error_file);
     const std::string worker_dir = layout.WorkerDir(attempt, local_rank);
     // The progress contract for any program (docs/environment.md), whether or not it is read.
-    const std::string progress_file = worker_dir + "/progress";
+    const std::string progress_file = layout.ProgressFile(attempt, local_rank);
     environment[worker_env::kProgressFile.name] = progress_file;
-    SpawnOptions how = options.spawn;
+    SpawnOptions& how = request.options;
+    how = options.spawn;
     if (options.hang.enabled()) {
       ASSIGN_OR_RETURN(const int page_fd, progress_monitor.Prepare(local_rank, progress_file));
       environment[worker_env::kProgressFd.name] = std::to_string(page_fd);
@@ -395,8 +414,17 @@ struct WorkerGroupSupervisor::Impl {
     if (options.window_size_source >= 0) {
       how.terminal_size = TerminalSizeOf(options.window_size_source);
     }
-    ASSIGN_OR_RETURN(auto spawned, SpawnWorker(options.worker_argv, ToEnvp(environment), how));
+    request.argv = options.worker_argv;
+    request.envp = ToEnvp(environment);
+    return Status::Ok();
+  }
+
+  // A started worker: supervised, its output routed, its input forwarded.
+  void AdoptWorker(Worker& worker, const SpawnOptions& how, const SpawnedWorker& spawned) {
+    const int local_rank = worker.placement.local_rank;
+    const RunLogLayout& layout = options.log_layout;
     worker.pid = spawned.pid;
+    if (spawned.pidfd >= 0) ::close(spawned.pidfd);
     worker.alive = true;
     progress_monitor.Started(local_rank, ProgressMonitor::Clock::now());
     worker.output = output_router.Route(local_rank, worker.placement.global_rank, spawned, how,
@@ -405,7 +433,6 @@ struct WorkerGroupSupervisor::Impl {
     if (spawned.stdin_fd >= 0) {
       input_forwarder->SetTarget(spawned.stdin_fd, how.stdout_channel == OutputChannel::kTerminal);
     }
-    return Status::Ok();
   }
 
   FailedWorker Describe(const Worker& worker) const {
@@ -442,6 +469,7 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void OnWorkerExit(Worker& worker, int wait_status) {
+    timeline::Note("worker reaped, pid", worker.pid);
     worker.alive = false;
     worker.output.Finish();
     // A rank killed while setting up its shared memory left the names in /dev/shm.
@@ -538,6 +566,7 @@ struct WorkerGroupSupervisor::Impl {
 
   void OnGroupStopped() {
     if (phase != Phase::kStopping) return;
+    timeline::Note("the workers have stopped");
     group_stop.Cancel();
     EndLeftovers();
     switch (after_stop) {

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <cstdint>
+#include <memory>
 
 #include "ddprun/base/status_macros.h"
+#include "process_clone.h"
 
 namespace ddprun {
 namespace {
@@ -45,77 +47,97 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
 }
 
 // What the child was doing when it failed, reported with errno.
-enum class ChildStep : int { kSetUp = 0, kJoinCgroup = 1, kExec = 2, kChangeDirectory = 3 };
+enum class ChildStep : int { kSetUp = 0, kExec = 1, kChangeDirectory = 2 };
 
-struct ChildFailure {
-  ChildStep step;
-  int error;
+// Everything the child needs, prepared before it starts (it may not allocate), and where it
+// reports a failure: this memory is shared with the child until it execs.
+struct ChildSetup {
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  pid_t parent = -1;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  int controlling_terminal = -1;  // -1: none, and the child only gets a process group of its own
+  const char* working_dir = nullptr;  // null: the parent's
+  int inherited_fd = -1;              // -1: none
+  bool debuggable_by_parent = false;
+  // Written by the child when it fails, read by the parent once it exited.
+  bool failed = false;
+  ChildStep failed_step = ChildStep::kSetUp;
+  int failed_errno = 0;
 };
 
-// In the child: sends the step and errno to the parent through report_fd and exits 127.
-[[noreturn]] void ReportErrnoAndExit(int report_fd, ChildStep step) {
-  const ChildFailure failure{step, errno};
-  ssize_t ignored = ::write(report_fd, &failure, sizeof(failure));
-  (void)ignored;
-  ::_exit(127);
+// The kernel's struct sigaction for rt_sigaction (the same on x86-64 and arm64).
+struct KernelSigaction {
+  unsigned long handler;
+  unsigned long flags;
+  unsigned long restorer;
+  uint64_t mask;
+};
+
+// In the child: records the step and errno (-result) for the parent and exits 127.
+[[noreturn]] DDPRUN_CHILD_CODE void FailChild(ChildSetup& setup, ChildStep step, long result) {
+  setup.failed_step = step;
+  setup.failed_errno = static_cast<int>(-result);
+  setup.failed = true;
+  ChildExit(127);
 }
 
-// The descriptors the child puts in place, and what it sets up, prepared before fork.
-struct ChildSetup {
-  int stdin_fd;
-  int stdout_fd;
-  int stderr_fd;
-  int controlling_terminal;       // -1: none, and the child only gets a process group of its own
-  const char* cgroup_procs_file;  // null: none
-  const char* working_dir;        // null: the parent's
-  int inherited_fd;               // -1: none
-  bool debuggable_by_parent;
-};
-
-// Runs in the child between fork and exec: async-signal-safe calls only. Reports a failure's
-// step and errno through report_fd and exits 127.
-[[noreturn]] void ExecChild(pid_t parent, const char* path, char* const argv[], char* const envp[],
-                            const ChildSetup& setup, int report_fd) {
-  auto fail = [report_fd] { ReportErrnoAndExit(report_fd, ChildStep::kSetUp); };
+// In the child, between its start and exec (process_clone.h: raw system calls only, every
+// signal blocked until just before exec).
+DDPRUN_CHILD_CODE int ExecChild(void* argument) {
+  ChildSetup& setup = *static_cast<ChildSetup*>(argument);
+  long result;
   if (setup.controlling_terminal >= 0) {
     // A session of its own (its own process group too) whose controlling terminal is its stdout.
-    if (::setsid() < 0 || ::ioctl(setup.controlling_terminal, TIOCSCTTY, 0) != 0) fail();
-  } else if (::setpgid(0, 0) != 0) {
-    fail();
-  }
-  if (setup.cgroup_procs_file != nullptr) {
-    const int procs = ::open(setup.cgroup_procs_file, O_WRONLY | O_CLOEXEC);
-    if (procs < 0 || ::write(procs, "0", 1) != 1) {
-      ReportErrnoAndExit(report_fd, ChildStep::kJoinCgroup);
+    if ((result = ChildSyscall(SYS_setsid)) < 0 ||
+        (result = ChildSyscall(SYS_ioctl, setup.controlling_terminal, TIOCSCTTY, 0)) < 0) {
+      FailChild(setup, ChildStep::kSetUp, result);
     }
-    ::close(procs);
+  } else if ((result = ChildSyscall(SYS_setpgid, 0, 0)) < 0) {
+    FailChild(setup, ChildStep::kSetUp, result);
   }
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail();
+  if ((result = ChildSyscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL)) < 0) {
+    FailChild(setup, ChildStep::kSetUp, result);
+  }
   // The parent may have died before prctl took effect: then nobody would ever signal us.
-  if (::getppid() != parent) ::_exit(127);
-  if (::dup2(setup.stdin_fd, STDIN_FILENO) < 0 || ::dup2(setup.stdout_fd, STDOUT_FILENO) < 0 ||
-      ::dup2(setup.stderr_fd, STDERR_FILENO) < 0) {
-    fail();
+  if (ChildSyscall(SYS_getppid) != setup.parent) ChildExit(127);
+  const int standard_streams[3][2] = {{setup.stdin_fd, STDIN_FILENO},
+                                      {setup.stdout_fd, STDOUT_FILENO},
+                                      {setup.stderr_fd, STDERR_FILENO}};
+  for (const auto& [from, to] : standard_streams) {
+    // dup3 refuses a descriptor onto itself; then it only has to survive exec.
+    result =
+        from == to ? ChildSyscall(SYS_fcntl, to, F_SETFD, 0) : ChildSyscall(SYS_dup3, from, to, 0);
+    if (result < 0) FailChild(setup, ChildStep::kSetUp, result);
   }
   // Its number is the parent's, above the standard streams (set up just before).
-  if (setup.inherited_fd >= 0 && ::fcntl(setup.inherited_fd, F_SETFD, 0) != 0) fail();
+  if (setup.inherited_fd >= 0 &&
+      (result = ChildSyscall(SYS_fcntl, setup.inherited_fd, F_SETFD, 0)) < 0) {
+    FailChild(setup, ChildStep::kSetUp, result);
+  }
   // Under Yama's ptrace_scope 1 only ancestors may attach; this names the parent, whose
   // descendants (a debugger it starts) then may too. EINVAL where Yama is not: nothing to do.
-  if (setup.debuggable_by_parent) ::prctl(PR_SET_PTRACER, parent, 0, 0, 0);
-  if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
-    ReportErrnoAndExit(report_fd, ChildStep::kChangeDirectory);
+  if (setup.debuggable_by_parent) ChildSyscall(SYS_prctl, PR_SET_PTRACER, setup.parent);
+  if (setup.working_dir != nullptr &&
+      (result = ChildSyscall(SYS_chdir, reinterpret_cast<long>(setup.working_dir))) < 0) {
+    FailChild(setup, ChildStep::kChangeDirectory, result);
   }
-  // Dispositions set to "ignore" survive exec (the agent ignores SIGPIPE); handlers do not.
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
-    ::sigaction(signal_number, &default_action, nullptr);
+  // Default dispositions before the signals are unblocked: a handler of the parent's must never
+  // run in memory it shares, and "ignore" would survive exec (the agent ignores SIGPIPE).
+  // SIGKILL and SIGSTOP refuse, harmlessly.
+  const KernelSigaction default_action{};  // SIG_DFL, no flags
+  for (long signal_number = 1; signal_number <= 64; ++signal_number) {
+    ChildSyscall(SYS_rt_sigaction, signal_number, reinterpret_cast<long>(&default_action), 0,
+                 sizeof(uint64_t));
   }
-  sigset_t empty;
-  sigemptyset(&empty);
-  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  ::execve(path, argv, envp);
-  ReportErrnoAndExit(report_fd, ChildStep::kExec);
+  const uint64_t empty = 0;
+  ChildSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&empty), 0, sizeof(empty));
+  result = ChildSyscall(SYS_execve, reinterpret_cast<long>(setup.path),
+                        reinterpret_cast<long>(setup.argv), reinterpret_cast<long>(setup.envp));
+  FailChild(setup, ChildStep::kExec, result);
 }
 
 // A pseudo-terminal pair: raw output (no '\n' to "\r\n"), no echo, of `size`.
@@ -170,93 +192,147 @@ Status ResizeTerminal(int master_fd, const TerminalSize& size) {
   return Status::Ok();
 }
 
-Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
-                                  const std::vector<std::string>& envp,
-                                  const SpawnOptions& options) {
-  if (argv.empty()) return InvalidArgumentError("no worker program to start");
-  Fd out_ours, out_theirs, err_ours, err_theirs, report_read, report_write;
-  RETURN_IF_ERROR(OpenOutput(options.stdout_channel, options.terminal_size, out_ours, out_theirs));
-  RETURN_IF_ERROR(OpenOutput(options.stderr_channel, options.terminal_size, err_ours, err_theirs));
-  RETURN_IF_ERROR(MakePipe(report_read, report_write));
+namespace {
+
+// One worker made ready to start: its request, descriptors, C strings and what its child reads.
+struct PreparedWorker {
+  SpawnRequest request;
+  Status prepared;
+  Fd out_ours, out_theirs, err_ours, err_theirs;
+  Fd in_theirs, in_ours;  // the stdin it reads (when not inherited), and where input is written
+  std::vector<char*> c_argv;
+  std::vector<char*> c_envp;
+  ChildSetup setup;
+};
+
+// Opens the worker's streams and fills its ChildSetup (everything the child needs is prepared
+// before it starts: it may not allocate).
+Status Prepare(PreparedWorker& worker) {
+  const SpawnOptions& options = worker.request.options;
+  if (worker.request.argv.empty()) return InvalidArgumentError("no worker program to start");
+  RETURN_IF_ERROR(OpenOutput(options.stdout_channel, options.terminal_size, worker.out_ours,
+                             worker.out_theirs));
+  RETURN_IF_ERROR(OpenOutput(options.stderr_channel, options.terminal_size, worker.err_ours,
+                             worker.err_theirs));
   const bool stdout_terminal = options.stdout_channel == OutputChannel::kTerminal;
-  // The worker's stdin, and (forwarded) the end its input is written to.
-  Fd in_theirs, in_ours;
   int stdin_fd = STDIN_FILENO;  // kInherited
   // Inheriting a stdin this process does not have (descriptor 0 closed) reads /dev/null.
   const bool no_stdin = ::fcntl(STDIN_FILENO, F_GETFD) < 0;
   switch (options.stdin_channel == InputChannel::kInherited && no_stdin ? InputChannel::kNull
                                                                         : options.stdin_channel) {
     case InputChannel::kNull:
-      in_theirs.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-      if (in_theirs.get() < 0) return ErrnoError("opening /dev/null for a worker's stdin", errno);
-      stdin_fd = in_theirs.get();
+      worker.in_theirs.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+      if (worker.in_theirs.get() < 0) {
+        return ErrnoError("opening /dev/null for a worker's stdin", errno);
+      }
+      stdin_fd = worker.in_theirs.get();
       break;
     case InputChannel::kInherited:
       break;
     case InputChannel::kForwarded:
       if (stdout_terminal) {
-        in_ours.reset(::fcntl(out_ours.get(), F_DUPFD_CLOEXEC, 0));
-        if (in_ours.get() < 0) return ErrnoError("sharing a worker's terminal", errno);
-        stdin_fd = out_theirs.get();
+        worker.in_ours.reset(::fcntl(worker.out_ours.get(), F_DUPFD_CLOEXEC, 0));
+        if (worker.in_ours.get() < 0) return ErrnoError("sharing a worker's terminal", errno);
+        stdin_fd = worker.out_theirs.get();
       } else {
-        RETURN_IF_ERROR(MakePipe(in_theirs, in_ours));
-        stdin_fd = in_theirs.get();
+        RETURN_IF_ERROR(MakePipe(worker.in_theirs, worker.in_ours));
+        stdin_fd = worker.in_theirs.get();
       }
       break;
   }
-  const ChildSetup setup{
-      stdin_fd,
-      out_theirs.get(),
-      err_theirs.get(),
-      stdout_terminal ? out_theirs.get() : -1,
-      options.cgroup_procs_file.empty() ? nullptr : options.cgroup_procs_file.c_str(),
-      options.working_dir.empty() ? nullptr : options.working_dir.c_str(),
-      options.inherited_fd,
-      options.debuggable_by_parent};
-  // Everything the child needs is prepared before fork: it may not allocate.
-  std::vector<char*> c_argv = CStrings(argv);
-  std::vector<char*> c_envp = CStrings(envp);
-  const pid_t parent = ::getpid();
+  worker.c_argv = CStrings(worker.request.argv);
+  worker.c_envp = CStrings(worker.request.envp);
+  ChildSetup& setup = worker.setup;
+  setup.path = worker.c_argv[0];
+  setup.argv = worker.c_argv.data();
+  setup.envp = worker.c_envp.data();
+  setup.parent = ::getpid();
+  setup.stdin_fd = stdin_fd;
+  setup.stdout_fd = worker.out_theirs.get();
+  setup.stderr_fd = worker.err_theirs.get();
+  setup.controlling_terminal = stdout_terminal ? worker.out_theirs.get() : -1;
+  setup.working_dir = options.working_dir.empty() ? nullptr : options.working_dir.c_str();
+  setup.inherited_fd = options.inherited_fd;
+  setup.debuggable_by_parent = options.debuggable_by_parent;
+  return Status::Ok();
+}
 
-  const pid_t pid = ::fork();
-  if (pid < 0) return ErrnoError("fork for worker " + argv[0], errno);
-  if (pid == 0)
-    ExecChild(parent, c_argv[0], c_argv.data(), c_envp.data(), setup, report_write.get());
-  // Also from this side, so that signalling the group works even before the child ran (a
-  // session leader's group exists already: then this fails, harmlessly).
-  if (!stdout_terminal) ::setpgid(pid, pid);
-  report_write.reset();
-  out_theirs.reset();
-  err_theirs.reset();
-  in_theirs.reset();
-
-  // The report pipe closes on exec (success) or carries the failure.
-  ChildFailure failure{};
-  ssize_t n;
-  do {
-    n = ::read(report_read.get(), &failure, sizeof(failure));
-  } while (n < 0 && errno == EINTR);
-  if (n == sizeof(failure)) {
-    int status;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+// The worker's result once its child has exec'd or failed.
+Result<SpawnedWorker> Finish(PreparedWorker& worker, Result<ClonedProcess> cloned) {
+  worker.out_theirs.reset();
+  worker.err_theirs.reset();
+  worker.in_theirs.reset();
+  const std::string& program = worker.request.argv[0];
+  if (!cloned.ok()) {
+    return Status(cloned.status().code(),
+                  "starting worker " + program + ": " + cloned.status().message());
+  }
+  Fd pidfd(cloned->pidfd);
+  const ChildSetup& setup = worker.setup;
+  if (setup.failed) {
+    siginfo_t ignored;
+    while (::waitid(P_PID, static_cast<id_t>(cloned->pid), &ignored, WEXITED) < 0 &&
+           errno == EINTR) {
     }
-    switch (failure.step) {
+    switch (setup.failed_step) {
       case ChildStep::kSetUp:
-        return ErrnoError("setting up the process for worker " + argv[0], failure.error);
-      case ChildStep::kJoinCgroup:
-        return ErrnoError(
-            "moving worker " + argv[0] + " into the job's cgroup " + options.cgroup_procs_file,
-            failure.error);
+        return ErrnoError("setting up the process for worker " + program, setup.failed_errno);
       case ChildStep::kChangeDirectory:
-        return ErrnoError(
-            "entering the working directory " + options.working_dir + " for " + argv[0],
-            failure.error);
+        return ErrnoError("entering the working directory " + worker.request.options.working_dir +
+                              " for " + program,
+                          setup.failed_errno);
       case ChildStep::kExec:
         break;
     }
-    return ErrnoError("exec " + argv[0], failure.error);
+    return ErrnoError("exec " + program, setup.failed_errno);
   }
-  return SpawnedWorker{pid, out_ours.release(), err_ours.release(), in_ours.release()};
+  return SpawnedWorker{cloned->pid, worker.out_ours.release(), worker.err_ours.release(),
+                       worker.in_ours.release(), pidfd.release()};
+}
+
+}  // namespace
+
+struct WorkerSpawner::Impl {
+  std::vector<std::unique_ptr<PreparedWorker>> workers;  // each stays where its child reads it
+  CloneBatch children;
+};
+
+WorkerSpawner::WorkerSpawner() : impl_(std::make_unique<Impl>()) {}
+
+// The children are waited for (CloneBatch) before their workers' memory goes.
+WorkerSpawner::~WorkerSpawner() = default;
+
+void WorkerSpawner::Add(SpawnRequest request) {
+  auto& worker = *impl_->workers.emplace_back(std::make_unique<PreparedWorker>());
+  worker.request = std::move(request);
+  worker.prepared = Prepare(worker);
+  if (worker.prepared.ok()) {
+    impl_->children.Start({ExecChild, &worker.setup, worker.request.options.cgroup_fd});
+  }
+}
+
+std::vector<Result<SpawnedWorker>> WorkerSpawner::Finish() {
+  // Returns once every child has exec'd, or has failed and exited.
+  std::vector<Result<ClonedProcess>> cloned = impl_->children.Wait();
+  std::vector<Result<SpawnedWorker>> results;
+  results.reserve(impl_->workers.size());
+  size_t next_child = 0;
+  for (const auto& worker : impl_->workers) {
+    if (!worker->prepared.ok()) {
+      results.push_back(worker->prepared);
+      continue;
+    }
+    results.push_back(ddprun::Finish(*worker, std::move(cloned[next_child++])));
+  }
+  return results;
+}
+
+Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& envp,
+                                  const SpawnOptions& options) {
+  WorkerSpawner spawner;
+  spawner.Add({argv, envp, options});
+  return std::move(spawner.Finish().front());
 }
 
 }  // namespace ddprun

@@ -15,6 +15,7 @@
 #include "ddprun/agent/worker_group_supervisor.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/parsing.h"
+#include "ddprun/base/timeline.h"
 #include "ddprun/base/version.h"
 #include "ddprun/launcher/command_line.h"
 #include "ddprun/launcher/job_commands.h"
@@ -147,6 +148,7 @@ int Launch(const LaunchConfig& config) {
   // thread starts.
   if (Status s = BecomeChildSubreaper(); !s.ok()) log->debug("{}", s.message());
   std::unique_ptr<JobCgroup> cgroup = MakeJobCgroup();
+  timeline::Note(cgroup ? "the job's cgroup is ready" : "no cgroup for the job");
   std::vector<pid_t> spared;
   if (cgroup) spared.push_back(cgroup->guardian_pid());
   const LeftoverSweep leftovers(cgroup.get(), spared, config.shutdown_timeout,
@@ -193,7 +195,11 @@ int Launch(const LaunchConfig& config) {
   options.output.redirects = config.redirects;
   options.output.tee = config.tee;
   options.output.local_ranks_filter = config.local_ranks_filter;
-  auto layout = RunLogLayout::Claim(log_dir, config.run_id);
+  // A temporary directory that receives only error and progress files is flat (one directory).
+  const bool flat_logs = temporary_logs && !config.redirects.Any() && !config.tee.Any() &&
+                         !config.rdzv_settings.hang.enabled();
+  auto layout = flat_logs ? Result<RunLogLayout>(RunLogLayout::Flat(log_dir))
+                          : RunLogLayout::Claim(log_dir, config.run_id);
   if (!layout.ok()) {
     std::fprintf(stderr, "ddprun: error: %s\n", layout.status().message().c_str());
     return 1;
@@ -203,9 +209,10 @@ int Launch(const LaunchConfig& config) {
                  log_dir.c_str(), config.run_id.c_str(), layout->run_dir().c_str());
   }
   options.log_layout = std::move(layout).value();
+  timeline::Note("the log directory is ready");
   options.shutdown_timeout = config.shutdown_timeout;
   options.hang = config.rdzv_settings.hang;
-  if (cgroup) options.spawn.cgroup_procs_file = cgroup->procs_file();
+  if (cgroup) options.spawn.cgroup_fd = cgroup->dir_fd();
   SetUpTerminalsAndInput(config, options);
   options.end_leftovers = [&leftovers](const std::vector<pid_t>& running_workers) {
     leftovers.EndAll(running_workers);
@@ -222,6 +229,7 @@ int Launch(const LaunchConfig& config) {
                                                                                         : 1;
   }
   NodeSetup node = std::move(set_up).value();
+  timeline::Note(config.multi_node ? "joined the rendezvous" : "the store listens");
   options.host = node.host;
   options.coordinator = node.coordinator.get();
   const EnvironmentMap inherited = CurrentEnvironment();
@@ -245,6 +253,7 @@ int Launch(const LaunchConfig& config) {
     interrupted = supervisor.interrupted();
     found_hang = supervisor.found_hang();
   }
+  timeline::Note("the workers' run is over");
   node.coordinator.reset();  // closes this node's session
   // A failed run keeps its error files: the failure report points at them.
   if (status != 0 && temporary_logs) temporary_logs->Keep();
@@ -266,10 +275,15 @@ int Launch(const LaunchConfig& config) {
     ServeUntilIdle(*server,
                    interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
   }
+  node.server.reset();
+  timeline::Note("the store is shut down");
+  temporary_logs.reset();
+  timeline::Note("the temporary log directory is removed, or kept");
   return status;
 }
 
 int LauncherMain(int argc, char** argv) {
+  timeline::Begin();
   RouteGrpcLogsToDebug();
   // A closed console (`ddprun ... | head`) must not kill ddprun: writes fail instead, and the job,
   // here or on its hosts, goes on to its end.
@@ -304,7 +318,11 @@ int LauncherMain(int argc, char** argv) {
     return kUsageExit;
   }
   if (auto* submit = std::get_if<SubmitRequest>(&parsed)) return SubmitJob(*submit);
-  return Launch(std::get<LaunchConfig>(parsed));
+  timeline::Note("the command line is parsed");
+  const int status = Launch(std::get<LaunchConfig>(parsed));
+  timeline::Note("everything the run made is removed");
+  timeline::Print();
+  return status;
 }
 
 }  // namespace ddprun

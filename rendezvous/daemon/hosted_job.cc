@@ -21,8 +21,8 @@ constexpr size_t kReadBytes = 64 << 10;
 // Milliseconds from now until `when` for poll(): 0 when past, -1 (forever) when none.
 int PollTimeout(std::optional<std::chrono::steady_clock::time_point> when) {
   if (!when) return -1;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-      *when - std::chrono::steady_clock::now());
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*when - std::chrono::steady_clock::now());
   return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), 60'000));
 }
 
@@ -35,13 +35,14 @@ Result<std::shared_ptr<HostedJob>> HostedJob::Start(HostedJobDescription descrip
                                                     AgentLaunch launch, size_t output_capacity) {
   std::shared_ptr<HostedJob> job(new HostedJob(std::move(description), output_capacity));
   job->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (job->wake_fd_ < 0) return ErrnoError("creating an eventfd for job " + job->description_.job_id, errno);
+  if (job->wake_fd_ < 0)
+    return ErrnoError("creating an eventfd for job " + job->description_.job_id, errno);
   // The thread owns the promise: set_value may still touch it after this thread has woken.
   std::promise<Status> started;
   std::future<Status> result = started.get_future();
   HostedJob* self = job.get();
-  job->thread_ = std::thread(
-      [self, launch = std::move(launch), started = std::move(started)]() mutable {
+  job->thread_ =
+      std::thread([self, launch = std::move(launch), started = std::move(started)]() mutable {
         self->Run(std::move(launch), &started);
       });
   Status status = result.get();
@@ -87,6 +88,7 @@ void HostedJob::Run(AgentLaunch launch, std::promise<Status>* started) {
     return;
   }
   pid_ = spawned->pid;
+  if (spawned->pidfd >= 0) ::close(spawned->pidfd);  // reaped by pid (Reap)
   {
     MutexLock lock(input_mu_);
     input_fd_ = spawned->stdin_fd;  // -1 without forward_input
@@ -105,7 +107,8 @@ void HostedJob::Relay(int stdout_fd, int stderr_fd) {
   while (open_streams > 0) {
     const int ready = ::poll(fds, 3, PollTimeout(KillDeadline()));
     if (ready < 0 && errno != EINTR) {
-      GetLogger("daemon")->error("{}", ErrnoError("polling job " + description_.job_id + "'s output", errno).message());
+      GetLogger("daemon")->error(
+          "{}", ErrnoError("polling job " + description_.job_id + "'s output", errno).message());
       break;
     }
     if (KillDue()) ::kill(-pid_, SIGKILL);

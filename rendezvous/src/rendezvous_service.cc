@@ -96,16 +96,18 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
 };
 
 RendezvousService::RendezvousService(KeyValueStore& store, std::string token)
-    : store_(store),
-      token_(std::move(token)),
-      timers_work_(boost::asio::make_work_guard(timers_)),
-      round_timer_(timers_),
-      timer_thread_([this] { timers_.run(); }) {}
+    : store_(store), token_(std::move(token)) {}
 
 RendezvousService::~RendezvousService() {
-  timers_work_.reset();
-  timers_.stop();
-  timer_thread_.join();
+  if (!timers_) return;
+  timers_->work.reset();
+  timers_->io.stop();
+  timers_->thread.join();
+}
+
+RendezvousService::Timers& RendezvousService::timers() {
+  std::call_once(timers_started_, [this] { timers_ = std::make_unique<Timers>(); });
+  return *timers_;
 }
 
 grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* context) const {
@@ -132,7 +134,7 @@ grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* c
                                                   const v1::WaitRequest* request,
                                                   v1::WaitResponse*) {
   if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  auto* reactor = new WaitReactor(store_, timers_);
+  auto* reactor = new WaitReactor(store_, timers().io);
   reactor->Start(*request);
   return reactor;
 }

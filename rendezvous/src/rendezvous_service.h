@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -83,11 +84,21 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);
   mutable Mutex change_mu_;
   std::function<void()> on_change_ GUARDED_BY(change_mu_);
-  boost::asio::io_context timers_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> timers_work_;
-  boost::asio::steady_timer round_timer_;  // used on the timer thread only
-  std::atomic<bool> tick_queued_{false};   // a ScheduleTick is posted and has not run yet
-  std::thread timer_thread_;
+  // The deadlines' io_context and thread (pending waits, rounds), started by the first call
+  // that needs them: a launcher whose workers never use the store starts no thread for it.
+  struct Timers;
+  Timers& timers();
+  std::once_flag timers_started_;
+  std::unique_ptr<Timers> timers_;        // set once, under timers_started_
+  std::atomic<bool> tick_queued_{false};  // a ScheduleTick is posted and has not run yet
+};
+
+struct RendezvousService::Timers {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{
+      boost::asio::make_work_guard(io)};
+  boost::asio::steady_timer round_timer{io};  // used on the timer thread only
+  std::thread thread{[this] { io.run(); }};
 };
 
 }  // namespace ddprun

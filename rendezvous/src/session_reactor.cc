@@ -211,15 +211,16 @@ void RendezvousService::ScheduleTick() {
   // it also serves with it). The flag is cleared before the deadline is read, so a change made
   // after that read queues a re-arm of its own.
   if (tick_queued_.exchange(true)) return;
-  boost::asio::post(timers_, [this] {
+  Timers& deadlines = timers();
+  boost::asio::post(deadlines.io, [this, &deadlines] {
     tick_queued_ = false;
     auto deadline = registry_.NextDeadline();
     if (!deadline) {
-      round_timer_.cancel();
+      deadlines.round_timer.cancel();
       return;
     }
-    round_timer_.expires_at(*deadline);
-    round_timer_.async_wait([this](const boost::system::error_code& error) {
+    deadlines.round_timer.expires_at(*deadline);
+    deadlines.round_timer.async_wait([this](const boost::system::error_code& error) {
       if (error) return;  // re-armed or cancelled
       std::vector<RoutedEvent> events;
       std::vector<std::string> forgotten;

@@ -3,9 +3,10 @@
 // cgroup and removes it once ddprun's end of a pipe closes: at ddprun's exit, and also when
 // ddprun is killed with SIGKILL, so nothing the job started outlives it.
 //
-// The guardian is forked when the cgroup is made: make it before the process starts threads.
-// It runs in a session of its own (the terminal's Ctrl-C does not reach it), holds none of
-// ddprun's descriptors but its pipe, and is not in the cgroup.
+// The guardian starts when the cgroup is made. It shares ddprun's memory (process_clone.h), so it
+// costs no copy to start or to end, and keeps that memory should ddprun be killed; it runs in a
+// session of its own with every signal blocked (the terminal's Ctrl-C does not reach it), holds
+// none of ddprun's descriptors but its pipe, and is not in the cgroup.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +23,8 @@ class JobCgroup {
  public:
   // A cgroup below this process's own (in the cgroup v2 hierarchy), named after this process,
   // with its guardian. FAILED_PRECONDITION naming the reason where there is no writable cgroup
-  // v2 hierarchy (not mounted, a cgroup v1 system, no permission).
+  // v2 hierarchy (not mounted, a cgroup v1 system, no permission) or processes cannot be
+  // created in one (clone3's CLONE_INTO_CGROUP: Linux 5.7).
   static Result<std::unique_ptr<JobCgroup>> Create();
   // Kills what is still in the cgroup and removes it (through the guardian, which this waits
   // for, a few seconds at most).
@@ -31,20 +33,22 @@ class JobCgroup {
   JobCgroup& operator=(const JobCgroup&) = delete;
 
   const std::string& path() const { return path_; }
-  // The file a new process writes "0" to (between fork and exec) to join the cgroup.
-  std::string procs_file() const { return path_ + "/cgroup.procs"; }
+  // A descriptor of the cgroup's directory, for starting processes in it (SpawnOptions).
+  int dir_fd() const { return dir_fd_; }
   // The processes in the cgroup now.
   std::vector<pid_t> Members() const;
   // SIGKILL to every process in the cgroup at once (cgroup.kill).
   Status KillAll() const;
-  pid_t guardian_pid() const { return guardian_; }
+  pid_t guardian_pid() const;
+
+  struct Guardian;  // what the guardian process reads (job_cgroup.cc)
 
  private:
-  JobCgroup(std::string path, pid_t guardian, int guardian_pipe)
-      : path_(std::move(path)), guardian_(guardian), guardian_pipe_(guardian_pipe) {}
+  JobCgroup(std::string path, int dir_fd, std::unique_ptr<Guardian> guardian, int guardian_pipe);
 
   std::string path_;
-  pid_t guardian_;
+  int dir_fd_;  // O_PATH, close-on-exec
+  std::unique_ptr<Guardian> guardian_;
   int guardian_pipe_;  // its write end: closing it (or dying) tells the guardian to act
 };
 

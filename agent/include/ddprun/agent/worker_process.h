@@ -2,7 +2,9 @@
 // (so a signal reaches everything it started), dies with SIGKILL when the thread that spawned it
 // exits (parent-death signal: call it from the thread that lives as long as the agent), starts
 // with an empty signal mask and default dispositions, and writes into two pipes or
-// pseudo-terminals whose other ends the caller gets. Never blocks for longer than the exec takes.
+// pseudo-terminals whose other ends the caller gets. Where a cgroup is given it starts in it.
+// The child shares this process's memory until its exec (process_clone.h), so starting one
+// costs the same in a large agent as in a small program; the call returns once it has exec'd.
 //
 // A worker given a terminal runs in a session of its own with its stdout terminal as controlling
 // terminal (so it gets SIGWINCH, and /dev/tty works), in raw output mode (a '\n' stays a '\n':
@@ -12,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,9 @@ struct SpawnedWorker {
   // InputChannel::kForwarded: where the worker's input is written (the pipe's write end, or the
   // stdout terminal's master once more); -1 otherwise. Close-on-exec, owned.
   int stdin_fd = -1;
+  // A pidfd of the worker (readable once it exited), or -1 where the kernel gives none.
+  // Close-on-exec, owned.
+  int pidfd = -1;
 };
 
 enum class OutputChannel { kPipe, kTerminal };
@@ -48,8 +54,8 @@ struct SpawnOptions {
   OutputChannel stderr_channel = OutputChannel::kPipe;
   InputChannel stdin_channel = InputChannel::kNull;
   TerminalSize terminal_size;  // of the worker's terminals
-  // When not empty: the cgroup.procs file of the cgroup the worker joins before exec (JobCgroup).
-  std::string cgroup_procs_file;
+  // When >= 0: a descriptor of the cgroup the worker starts in (JobCgroup::dir_fd).
+  int cgroup_fd = -1;
   // When not empty: the directory the program starts in (else this process's).
   std::string working_dir;
   // When >= 3: a descriptor the worker keeps open, at the same number (the progress page).
@@ -70,5 +76,32 @@ TerminalSize TerminalSizeOf(int fd);
 Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& envp,
                                   const SpawnOptions& options = {});
+
+struct SpawnRequest {
+  std::vector<std::string> argv;
+  std::vector<std::string> envp;
+  SpawnOptions options;
+};
+
+// SpawnWorker for many workers at once: Add makes one worker ready and starts it (it execs while
+// the caller goes on to the next), Finish waits for every exec and returns one result per Add,
+// in order; one failing keeps no other from starting. Use from the one thread the workers'
+// parent-death signal is to follow. Destroyed without Finish, it still waits for the execs and
+// closes what it opened.
+class WorkerSpawner {
+ public:
+  WorkerSpawner();
+  ~WorkerSpawner();
+  WorkerSpawner(const WorkerSpawner&) = delete;
+  WorkerSpawner& operator=(const WorkerSpawner&) = delete;
+
+  void Add(SpawnRequest request);
+  // Call once.
+  std::vector<Result<SpawnedWorker>> Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace ddprun

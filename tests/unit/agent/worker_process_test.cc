@@ -1,0 +1,212 @@
+// SpawnWorker and WorkerSpawner start real processes: each worker in its own process group,
+// with a parent-death signal, an empty signal mask and default dispositions, none of the agent's
+// descriptors but the one it is given, in the job's cgroup where one is given; many at once;
+// every failure reported with the program and the reason, leaving no process behind.
+#include "ddprun/agent/worker_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ddprun/agent/job_cgroup.h"
+#include "ddprun/agent/worker_environment.h"
+#include "support/child_process.h"
+#include "support/skip.h"
+
+using namespace ddprun;
+using namespace ddprun::testing;
+
+namespace {
+
+struct Finished {
+  int wait_status = -1;
+  std::string out;
+};
+
+// Reads the worker's stdout to its end and reaps it, each wait bounded by 10 s.
+Finished FinishWorker(const SpawnedWorker& worker) {
+  Finished finished;
+  char buffer[4096];
+  pollfd readable{worker.stdout_fd, POLLIN, 0};
+  while (::poll(&readable, 1, 10'000) == 1) {
+    const ssize_t n = ::read(worker.stdout_fd, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    finished.out.append(buffer, static_cast<size_t>(n));
+  }
+  if (worker.pidfd >= 0) {
+    pollfd exited{worker.pidfd, POLLIN, 0};
+    REQUIRE(::poll(&exited, 1, 10'000) == 1);
+  }
+  REQUIRE(::waitpid(worker.pid, &finished.wait_status, 0) == worker.pid);
+  for (int fd : {worker.stdout_fd, worker.stderr_fd, worker.stdin_fd, worker.pidfd}) {
+    if (fd >= 0) ::close(fd);
+  }
+  return finished;
+}
+
+Finished RunWorker(const std::vector<std::string>& argv, const SpawnOptions& options = {}) {
+  auto worker = SpawnWorker(argv, ToEnvp(CurrentEnvironment()), options);
+  REQUIRE(worker.ok());
+  return FinishWorker(worker.value());
+}
+
+// A line of /proc/self/status as the worker sees it ("SigBlk:\t0000000000000000").
+std::string StatusLine(const std::string& out, const std::string& field) {
+  for (const std::string& line : Lines(out)) {
+    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
+  }
+  return "";
+}
+
+bool ChildExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+}  // namespace
+
+TEST_CASE("a worker runs in a process group of its own with an empty mask and no ignored signal") {
+  // The agent ignores SIGPIPE and blocks SIGUSR1 here: neither may reach the worker.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction saved {};
+  ::sigaction(SIGPIPE, &ignore, &saved);
+  sigset_t usr1, saved_mask;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ::pthread_sigmask(SIG_BLOCK, &usr1, &saved_mask);
+  const Finished finished = RunWorker({"/bin/cat", "/proc/self/status", "/proc/self/stat"});
+  ::pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
+  ::sigaction(SIGPIPE, &saved, nullptr);
+
+  CHECK(WIFEXITED(finished.wait_status));
+  CHECK(StatusLine(finished.out, "SigBlk").find_first_not_of("\t0") == std::string::npos);
+  CHECK(StatusLine(finished.out, "SigIgn").find_first_not_of("\t0") == std::string::npos);
+  // /proc/self/stat: "pid (comm) state ppid pgrp ...": the worker leads its own group.
+  const std::string stat = Lines(finished.out).back();
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string state, ppid, pgrp;
+  fields >> state >> ppid >> pgrp;
+  const std::string pid = stat.substr(0, stat.find(' '));
+  CHECK(pgrp == pid);
+  CHECK(ppid == std::to_string(::getpid()));
+}
+
+TEST_CASE("a worker inherits none of the agent's descriptors but the one it is given") {
+  // Every descriptor of the agent's own is close-on-exec; one of them is passed on, by number.
+  const int kept = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // Far above what ls opens itself, so that its own descriptor cannot take the number.
+  const int agents_own = ::fcntl(kept, F_DUPFD_CLOEXEC, 100);
+  REQUIRE(kept >= 3);
+  SpawnOptions options;
+  options.inherited_fd = kept;
+  const Finished finished = RunWorker({"/bin/ls", "/proc/self/fd"}, options);
+  ::close(kept);
+  ::close(agents_own);
+  std::vector<std::string> fds = Lines(finished.out);
+  CHECK(std::find(fds.begin(), fds.end(), std::to_string(kept)) != fds.end());
+  CHECK(std::find(fds.begin(), fds.end(), std::to_string(agents_own)) == fds.end());
+  for (const char* standard : {"0", "1", "2"}) {
+    CHECK(std::find(fds.begin(), fds.end(), standard) != fds.end());
+  }
+}
+
+TEST_CASE(
+    "a program that cannot be executed is reported with its name and reason and leaves no "
+    "process") {
+  ScratchDir dir;
+  const std::string not_executable = dir / "script";
+  std::ofstream(not_executable) << "#!/bin/sh\n";
+  for (const auto& [argv0, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"/nonexistent/train", "No such file or directory"},
+           {not_executable, "Permission denied"}}) {
+    auto worker = SpawnWorker({argv0}, ToEnvp(CurrentEnvironment()));
+    REQUIRE_FALSE(worker.ok());
+    CHECK(worker.status().message() == "exec " + argv0 + ": " + reason);
+  }
+  // Reaped at once: this process has no child left (no zombie either).
+  CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
+}
+
+TEST_CASE("a working directory that does not exist is reported and the worker does not run") {
+  SpawnOptions options;
+  options.working_dir = "/nonexistent/directory";
+  auto worker = SpawnWorker({"/bin/true"}, ToEnvp(CurrentEnvironment()), options);
+  REQUIRE_FALSE(worker.ok());
+  CHECK(worker.status().message() ==
+        "entering the working directory /nonexistent/directory for /bin/true: No such file or "
+        "directory");
+}
+
+TEST_CASE("a worker dies with SIGKILL when the thread that started it ends") {
+  pid_t pid = -1;
+  int pidfd = -1;
+  std::thread starter([&] {
+    auto worker = SpawnWorker({"/bin/sleep", "60"}, ToEnvp(CurrentEnvironment()));
+    REQUIRE(worker.ok());
+    pid = worker->pid;
+    pidfd = worker->pidfd;
+    for (int fd : {worker->stdout_fd, worker->stderr_fd}) ::close(fd);
+  });
+  starter.join();
+  REQUIRE(pidfd >= 0);
+  pollfd exited{pidfd, POLLIN, 0};
+  CHECK(::poll(&exited, 1, 10'000) == 1);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  ::close(pidfd);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+TEST_CASE(
+    "many workers started at once all run with their own arguments and one failing fails alone") {
+  constexpr int kWorkers = 48;
+  WorkerSpawner spawner;
+  for (int i = 0; i < kWorkers; ++i) {
+    const std::string program = i == 7 ? "/nonexistent/program" : "/bin/sh";
+    spawner.Add({{program, "-c", "echo $0; exit $0", std::to_string(i % 5)},
+                 ToEnvp(CurrentEnvironment()),
+                 {}});
+  }
+  std::vector<Result<SpawnedWorker>> workers = spawner.Finish();
+  REQUIRE(workers.size() == kWorkers);
+  for (int i = 0; i < kWorkers; ++i) {
+    INFO("worker " << i);
+    if (i == 7) {
+      CHECK_FALSE(workers[i].ok());
+      continue;
+    }
+    REQUIRE(workers[i].ok());
+    const Finished finished = FinishWorker(workers[i].value());
+    CHECK(finished.out == std::to_string(i % 5) + "\n");
+    CHECK(WEXITSTATUS(finished.wait_status) == i % 5);
+  }
+}
+
+TEST_CASE("a worker given the job's cgroup starts in it") {
+  auto cgroup = JobCgroup::Create();
+  if (!cgroup.ok()) {
+    return SkipTest("no cgroup for jobs here: " + cgroup.status().message());
+  }
+  SpawnOptions options;
+  options.cgroup_fd = cgroup.value()->dir_fd();
+  const Finished finished = RunWorker({"/bin/cat", "/proc/self/cgroup"}, options);
+  const std::string own = cgroup.value()->path();
+  const std::string relative = own.substr(own.find("/ddprun-"));
+  CHECK(finished.out.find("0::") != std::string::npos);
+  CHECK(finished.out.find(relative + "\n") != std::string::npos);
+  const std::string path = own;
+  const pid_t guardian = cgroup.value()->guardian_pid();
+  cgroup.value().reset();  // its guardian removes it, and is reaped
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(ChildExists(guardian));
+}
