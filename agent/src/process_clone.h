@@ -2,7 +2,7 @@
 // once. Each child shares this process's memory and runs a function on a stack of its own
 // until it calls execve or exits. No page tables are copied and nothing is copied on write
 // afterwards, so a child costs the same in a large multi-threaded agent as in a small program;
-// and the children of one call run side by side (where the architecture allows, see below), so
+// and the children of one batch run side by side (where the architecture allows, see below), so
 // a group of workers starts as fast as the machine's cores exec them. Where a cgroup is given,
 // a child is created in it (clone3's CLONE_INTO_CGROUP): no migration, whose cost (an RCU grace
 // period, often milliseconds) was most of a launch's time.

@@ -6,7 +6,9 @@
 // The guardian starts when the cgroup is made. It shares ddprun's memory (process_clone.h), so it
 // costs no copy to start or to end, and keeps that memory should ddprun be killed; it runs in a
 // session of its own with every signal blocked (the terminal's Ctrl-C does not reach it), holds
-// none of ddprun's descriptors but its pipe, and is not in the cgroup.
+// none of ddprun's descriptors but its pipe, and is not in the cgroup. (Before Linux 5.16 a crash
+// of ddprun that dumps core also ends every process sharing its memory, the guardian with it;
+// the workers' parent-death signal still ends them then, not what they daemonised.)
 #pragma once
 
 #include <sys/types.h>
