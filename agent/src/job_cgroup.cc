@@ -95,6 +95,11 @@ DDPRUN_CHILD_CODE int ExitAtOnce(void*) { return 0; }
 // in the memory it then keeps alone).
 struct JobCgroup::Guardian {
   std::string kill_file, events, dir;
+  // Their C strings, taken before the guardian starts: its code calls no function of the
+  // parent's (a sanitizer's bookkeeping of the call would be the parent's thread's).
+  const char* kill_file_path = nullptr;
+  const char* events_path = nullptr;
+  const char* dir_path = nullptr;
   int keepalive = -1;  // the pipe's read end
   std::unique_ptr<std::byte[]> stack{new std::byte[kStackBytes]};
   pid_t pid = -1;
@@ -126,15 +131,15 @@ namespace {
   // An empty cgroup (ddprun ended everything) is only removed: a kill costs a write lock on
   // every fork in the system (an RCU grace period), even when there is nothing to kill.
   const long events_fd = ChildSyscall(
-      SYS_openat, AT_FDCWD, reinterpret_cast<long>(guardian.events.c_str()), O_RDONLY | O_CLOEXEC);
-  if (!Unpopulated(events_fd)) WriteSmallFile(guardian.kill_file.c_str(), "1");
+      SYS_openat, AT_FDCWD, reinterpret_cast<long>(guardian.events_path), O_RDONLY | O_CLOEXEC);
+  if (!Unpopulated(events_fd)) WriteSmallFile(guardian.kill_file_path, "1");
   // cgroup.events signals each change of "populated" with POLLPRI; 10 s at most.
   for (int i = 0; i < 100 && !Unpopulated(events_fd); ++i) {
     pollfd change{static_cast<int>(events_fd), POLLPRI, 0};
     const timespec slice{0, 100'000'000};
     ChildSyscall(SYS_ppoll, reinterpret_cast<long>(&change), 1, reinterpret_cast<long>(&slice), 0);
   }
-  ChildSyscall(SYS_unlinkat, AT_FDCWD, reinterpret_cast<long>(guardian.dir.c_str()), AT_REMOVEDIR);
+  ChildSyscall(SYS_unlinkat, AT_FDCWD, reinterpret_cast<long>(guardian.dir_path), AT_REMOVEDIR);
   ChildExit(0);
 }
 
@@ -173,6 +178,9 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
   guardian->kill_file = path + "/cgroup.kill";
   guardian->events = path + "/cgroup.events";
   guardian->dir = path;
+  guardian->kill_file_path = guardian->kill_file.c_str();
+  guardian->events_path = guardian->events.c_str();
+  guardian->dir_path = guardian->dir.c_str();
   int keepalive[2];
   if (::pipe2(keepalive, O_CLOEXEC) != 0) {
     const int error = errno;
