@@ -104,6 +104,10 @@ struct JobCgroup::Guardian {
   std::unique_ptr<std::byte[]> stack{new std::byte[kStackBytes]};
   pid_t pid = -1;
   static constexpr size_t kStackBytes = 16 * 1024;
+  // The child that proved the cgroup usable, reaped at the end.
+  std::unique_ptr<std::byte[]> probe_stack{new std::byte[kProbeStackBytes]};
+  pid_t probe_pid = -1;
+  static constexpr size_t kProbeStackBytes = 4 * 1024;
 };
 
 namespace {
@@ -162,19 +166,17 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
   };
   const int dir_fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return remove_and_fail(std::strerror(errno));
-  // Workers are created in the cgroup, never moved into it: prove that this works here.
-  CloneBatch batch;
-  batch.Start({ExitAtOnce, nullptr, dir_fd});
-  auto probe = std::move(batch.Wait().front());
+  auto guardian = std::make_unique<Guardian>();
+  // Workers are created in the cgroup, never moved into it: prove that this works here. The
+  // kernel decides when it creates the child; it exits at once and is reaped at the end.
+  auto probe = StartResidentChild({ExitAtOnce, nullptr, dir_fd}, guardian->probe_stack.get(),
+                                  Guardian::kProbeStackBytes);
   if (!probe.ok()) {
     ::close(dir_fd);
     return remove_and_fail(probe.status().message());
   }
   if (probe->pidfd >= 0) ::close(probe->pidfd);
-  siginfo_t ignored;
-  while (::waitid(P_PID, static_cast<id_t>(probe->pid), &ignored, WEXITED) < 0 && errno == EINTR) {
-  }
-  auto guardian = std::make_unique<Guardian>();
+  guardian->probe_pid = probe->pid;
   guardian->kill_file = path + "/cgroup.kill";
   guardian->events = path + "/cgroup.events";
   guardian->dir = path;
@@ -189,8 +191,8 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
     return ErrnoError("creating the cgroup guardian's pipe", error);
   }
   guardian->keepalive = keepalive[0];
-  auto started =
-      StartResidentChild(RunGuardian, guardian.get(), guardian->stack.get(), Guardian::kStackBytes);
+  auto started = StartResidentChild({RunGuardian, guardian.get()}, guardian->stack.get(),
+                                    Guardian::kStackBytes);
   ::close(keepalive[0]);
   if (!started.ok()) {
     ::close(keepalive[1]);
@@ -213,6 +215,10 @@ JobCgroup::JobCgroup(std::string path, int dir_fd, std::unique_ptr<Guardian> gua
 
 JobCgroup::~JobCgroup() {
   ::close(dir_fd_);
+  siginfo_t probe_exit;  // it exited long ago
+  while (::waitid(P_PID, static_cast<id_t>(guardian_->probe_pid), &probe_exit, WEXITED) < 0 &&
+         errno == EINTR) {
+  }
   ::close(guardian_pipe_);
   // The guardian removes the cgroup (killing what is left first) and exits.
   const pid_t pid = guardian_->pid;
@@ -238,7 +244,9 @@ JobCgroup::~JobCgroup() {
   timeline::Note("the job's cgroup is removed");
 }
 
-pid_t JobCgroup::guardian_pid() const { return guardian_->pid; }
+std::vector<pid_t> JobCgroup::own_children() const {
+  return {guardian_->pid, guardian_->probe_pid};
+}
 
 std::vector<pid_t> JobCgroup::Members() const {
   std::vector<pid_t> members;

@@ -232,7 +232,7 @@ DDPRUN_CHILD_CODE long ChildSyscall(long number, long a, long b, long c, long d)
   for (;;) ChildSyscall(SYS_exit_group, status);
 }
 
-Result<ClonedProcess> StartResidentChild(ChildEntry entry, void* argument, std::byte* stack,
+Result<ClonedProcess> StartResidentChild(const CloneRequest& request, std::byte* stack,
                                          size_t stack_bytes) {
   const AllSignalsBlocked blocked;  // and so they stay in the child
   ClonedProcess child;
@@ -244,20 +244,25 @@ Result<ClonedProcess> StartResidentChild(ChildEntry entry, void* argument, std::
   args.exit_signal = SIGCHLD;
   args.stack = reinterpret_cast<uintptr_t>(stack);
   args.stack_size = stack_bytes;
-  result = ddprun_start_on_new_stack(&args, sizeof(args), entry, argument);
+  if (request.cgroup_fd >= 0) {
+    args.flags |= kCloneIntoCgroup;
+    args.cgroup = static_cast<uint64_t>(request.cgroup_fd);
+  }
+  result = ddprun_start_on_new_stack(&args, sizeof(args), request.entry, request.argument);
 #else
   (void)stack;
   (void)stack_bytes;
 #endif
+  if (request.cgroup_fd >= 0 && (result == -ENOSYS || result == -EINVAL || result == -E2BIG)) {
+    return Started(-ENOTSUP, -1);
+  }
   if (result == -ENOSYS) {
     child.pidfd = -1;
     result = ::fork();
-    if (result == 0) ChildExit(entry(argument));
+    if (result == 0) ChildExit(request.entry(request.argument));
     if (result < 0) result = -errno;
   }
-  if (result < 0) return ErrnoError("starting a process (clone)", static_cast<int>(-result));
-  child.pid = static_cast<pid_t>(result);
-  return child;
+  return Started(result, child.pidfd);
 }
 
 CloneBatch::CloneBatch() = default;

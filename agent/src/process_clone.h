@@ -84,14 +84,15 @@ class CloneBatch {
   bool waited_ = false;
 };
 
-// Starts `entry(argument)` in a child that lives beside this process and never execs: a helper
-// that must outlive a SIGKILL of this process. Where the architecture allows it shares this
-// process's memory, so it costs no copy of it to start or to end (and, should this process die,
-// keeps that memory alone); elsewhere it runs in a forked copy. The same rules hold for its code
-// as for an entry function, every signal stays blocked in it for all its life, and `stack`
-// (`stack_bytes`) and whatever the argument points to must stay allocated until it has been
-// reaped. Its exit sends SIGCHLD. Errors: INTERNAL with the system's reason.
-Result<ClonedProcess> StartResidentChild(ChildEntry entry, void* argument, std::byte* stack,
+// Starts `request.entry(request.argument)` in a child that lives beside this process and never
+// execs, and returns at once: a helper that must outlive a SIGKILL of this process, or a child
+// whose only purpose is to have been created (in a cgroup). Where the architecture allows it
+// shares this process's memory, so it costs no copy of it to start or to end (and, should this
+// process die, keeps that memory alone); elsewhere it runs in a forked copy. The same rules hold
+// for its code as for an entry function, every signal stays blocked in it for all its life, and
+// `stack` (`stack_bytes`) and whatever the argument points to must stay allocated until it has
+// been reaped. Its exit sends SIGCHLD. Errors: as CloneBatch::Wait's.
+Result<ClonedProcess> StartResidentChild(const CloneRequest& request, std::byte* stack,
                                          size_t stack_bytes);
 
 // A system call from the entry function: its result, or -errno (never through errno, which the

@@ -150,7 +150,7 @@ int Launch(const LaunchConfig& config) {
   std::unique_ptr<JobCgroup> cgroup = MakeJobCgroup();
   timeline::Note(cgroup ? "the job's cgroup is ready" : "no cgroup for the job");
   std::vector<pid_t> spared;
-  if (cgroup) spared.push_back(cgroup->guardian_pid());
+  if (cgroup) spared = cgroup->own_children();
   const LeftoverSweep leftovers(cgroup.get(), spared, config.shutdown_timeout,
                                 SupervisorOptions().kill_timeout);
 

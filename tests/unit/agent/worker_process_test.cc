@@ -205,7 +205,7 @@ TEST_CASE("a worker given the job's cgroup starts in it") {
   CHECK(finished.out.find("0::") != std::string::npos);
   CHECK(finished.out.find(relative + "\n") != std::string::npos);
   const std::string path = own;
-  const pid_t guardian = cgroup.value()->guardian_pid();
+  const pid_t guardian = cgroup.value()->own_children().front();
   cgroup.value().reset();  // its guardian removes it, and is reaped
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK_FALSE(ChildExists(guardian));
