@@ -5,8 +5,13 @@
 #include "ddprun/agent/worker_process.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +74,20 @@ std::string StatusLine(const std::string& out, const std::string& field) {
 }
 
 bool ChildExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+// Makes clone3 fail with ENOSYS in this process from now on, as a container's seccomp filter
+// or systemd's RestrictNamespaces= does. Whether it could.
+bool HideClone3() {
+  sock_filter program[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog filter{static_cast<unsigned short>(sizeof(program) / sizeof(program[0])), program};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter) == 0;
+}
 
 }  // namespace
 
@@ -209,4 +228,43 @@ TEST_CASE("a worker given the job's cgroup starts in it") {
   cgroup.value().reset();  // its guardian removes it, and is reaped
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK_FALSE(ChildExists(guardian));
+}
+
+TEST_CASE("without clone3 workers are still started, one after another, and no cgroup is made") {
+  // In a child process of the test's, whose seccomp filter hides clone3; it exits 0 when every
+  // expectation held, else with the number of the first that did not.
+  const pid_t tester = ::fork();
+  REQUIRE(tester >= 0);
+  if (tester == 0) {
+    if (!HideClone3()) ::_exit(10);
+    WorkerSpawner spawner;
+    for (int code : {3, 4}) {
+      spawner.Add(
+          {{"/bin/sh", "-c", "exit " + std::to_string(code)}, ToEnvp(CurrentEnvironment()), {}});
+    }
+    std::vector<Result<SpawnedWorker>> workers = spawner.Finish();
+    for (size_t i = 0; i < workers.size(); ++i) {
+      if (!workers[i].ok()) ::_exit(11);
+      int status = 0;
+      if (::waitpid(workers[i]->pid, &status, 0) != workers[i]->pid) ::_exit(12);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != static_cast<int>(3 + i)) ::_exit(13);
+    }
+    auto missing = SpawnWorker({"/nonexistent/program"}, ToEnvp(CurrentEnvironment()));
+    if (missing.ok() ||
+        missing.status().message() != "exec /nonexistent/program: No such file or directory") {
+      ::_exit(14);
+    }
+    auto cgroup = JobCgroup::Create();
+    if (cgroup.ok() || (cgroup.status().message().find("CLONE_INTO_CGROUP") == std::string::npos &&
+                        cgroup.status().message().find("cgroup v2") == std::string::npos &&
+                        cgroup.status().message().find("cannot create") == std::string::npos)) {
+      ::_exit(15);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(tester, &status, 0) == tester);
+  REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 10) return SkipTest("no seccomp filter can be installed here");
+  CHECK(WEXITSTATUS(status) == 0);
 }
