@@ -25,6 +25,7 @@
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/timeline.h"
 #include "ddprun/base/worker_environment_contract.h"
+#include "warm_python_starts.h"
 
 namespace ddprun {
 namespace {
@@ -96,6 +97,8 @@ struct WorkerGroupSupervisor::Impl {
   bool stop_deferred = false;  // a stop waits for the stack collection to end
   bool found_hang = false;
   std::shared_ptr<spdlog::logger> log;
+  std::unique_ptr<WarmPythonStarts> warm_starts;  // --python_preload
+  bool round_waits_for_preload = false;
 
   Phase phase = Phase::kWaitingForRound;
   AfterStop after_stop = AfterStop::kUndecided;
@@ -125,6 +128,20 @@ struct WorkerGroupSupervisor::Impl {
       }
       SampleProgressLater();
     }
+    if (options.python_preload) {
+      PythonPreloadSpec spec = *options.python_preload;
+      spec.spawn = options.spawn;
+      warm_starts = std::make_unique<WarmPythonStarts>(io, std::move(spec), log);
+      warm_starts->Begin(ToEnvp(PreloadEnvironment()));
+    }
+  }
+
+  // The workers' environment, less what differs by rank or round (the preloading
+  // interpreter's): the variables Python reads at its start are the same.
+  EnvironmentMap PreloadEnvironment() const {
+    EnvironmentMap environment = options.environment(WorkerPlacement{}, NodeAssignment{}, "");
+    if (options.hang.enabled()) AddPythonStackHook(PythonHookDir(), "", environment);
+    return environment;
   }
 
   std::string PythonHookDir() const { return options.log_layout.run_dir() + "/python"; }
@@ -219,6 +236,17 @@ struct WorkerGroupSupervisor::Impl {
       return;
     }
     round = next;
+    if (warm_starts) {
+      // The first attempt waits for the preloading interpreter's imports, which its workers
+      // would otherwise each do.
+      round_waits_for_preload = true;
+      warm_starts->WhenSettled([this] {
+        if (!round_waits_for_preload) return;
+        round_waits_for_preload = false;
+        if (phase == Phase::kWaitingForRound && !interrupted) StartAttempt();
+      });
+      return;
+    }
     StartAttempt();
   }
 
@@ -347,11 +375,15 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void EndLeftovers() {
-    if (options.end_leftovers) options.end_leftovers(AlivePids());
+    if (!options.end_leftovers) return;
+    std::vector<pid_t> spared = AlivePids();
+    if (warm_starts && warm_starts->pid() > 0) spared.push_back(warm_starts->pid());
+    options.end_leftovers(spared);
   }
 
   void StartAttempt() {
     timeline::Note("round ready", round.round);
+    WorkerForker* const forker = warm_starts ? warm_starts->ForAttempt() : nullptr;
     EndLeftovers();  // what the last attempt's workers left, should it not have stopped
     phase = Phase::kRunning;
     ++attempt;
@@ -376,6 +408,7 @@ struct WorkerGroupSupervisor::Impl {
         break;  // the workers started so far are adopted, then stopped
       }
       spawned_as[static_cast<size_t>(local_rank)] = request.options;
+      if (forker != nullptr) request.forker = warm_starts->ForWorker(forker, request.envp);
       spawner.Add(std::move(request));
     }
     std::vector<Result<SpawnedWorker>> spawned = spawner.Finish();

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -76,6 +77,9 @@ struct KernelSigaction {
   unsigned long restorer;
   uint64_t mask;
 };
+// SIG_DFL, no flags. A constant, not a local: the child may call no function, and a compiler
+// fills a zeroed local with memset (an interceptor, under a sanitizer).
+constexpr KernelSigaction kDefaultAction{0, 0, 0, 0};
 
 // In the child: records the step and errno (-result) for the parent and exits 127.
 [[noreturn]] DDPRUN_CHILD_CODE void FailChild(ChildSetup& setup, ChildStep step, long result) {
@@ -128,9 +132,8 @@ DDPRUN_CHILD_CODE int ExecChild(void* argument) {
   // Default dispositions before the signals are unblocked: a handler of the parent's must never
   // run in memory it shares, and "ignore" would survive exec (the agent ignores SIGPIPE).
   // SIGKILL and SIGSTOP refuse, harmlessly.
-  const KernelSigaction default_action{};  // SIG_DFL, no flags
   for (long signal_number = 1; signal_number <= 64; ++signal_number) {
-    ChildSyscall(SYS_rt_sigaction, signal_number, reinterpret_cast<long>(&default_action), 0,
+    ChildSyscall(SYS_rt_sigaction, signal_number, reinterpret_cast<long>(&kDefaultAction), 0,
                  sizeof(uint64_t));
   }
   const uint64_t empty = 0;
@@ -163,7 +166,16 @@ Status OpenTerminal(Fd& master, Fd& slave, const TerminalSize& size) {
 
 // The two ends of one output stream: a pipe or a terminal.
 Status OpenOutput(OutputChannel channel, const TerminalSize& size, Fd& ours, Fd& theirs) {
-  if (channel == OutputChannel::kTerminal) return OpenTerminal(ours, theirs, size);
+  switch (channel) {
+    case OutputChannel::kTerminal:
+      return OpenTerminal(ours, theirs, size);
+    case OutputChannel::kThisProcessStderr:
+      theirs.reset(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0));
+      if (theirs.get() < 0) return ErrnoError("sharing this process's stderr", errno);
+      return Status::Ok();
+    case OutputChannel::kPipe:
+      break;
+  }
   return MakePipe(ours, theirs);
 }
 
@@ -203,6 +215,12 @@ struct PreparedWorker {
   std::vector<char*> c_argv;
   std::vector<char*> c_envp;
   ChildSetup setup;
+  enum class Via {
+    kExec,         // clone and exec (process_clone.h)
+    kForker,       // asked of request.forker, which took it
+    kExecInstead,  // asked of request.forker, which was gone by its answer
+  };
+  Via via = Via::kExec;
 };
 
 // Opens the worker's streams and fills its ChildSetup (everything the child needs is prepared
@@ -257,11 +275,56 @@ Status Prepare(PreparedWorker& worker) {
   return Status::Ok();
 }
 
-// The worker's result once its child has exec'd or failed.
-Result<SpawnedWorker> Finish(PreparedWorker& worker, Result<ClonedProcess> cloned) {
+Status ChildFailure(const PreparedWorker& worker, ChildStep step, int error) {
+  const std::string& program = worker.request.argv[0];
+  switch (step) {
+    case ChildStep::kSetUp:
+      return ErrnoError("setting up the process for worker " + program, error);
+    case ChildStep::kChangeDirectory:
+      return ErrnoError("entering the working directory " + worker.request.options.working_dir +
+                            " for " + program,
+                        error);
+    case ChildStep::kExec:
+      break;
+  }
+  return ErrnoError("exec " + program, error);
+}
+
+ForkedStart ForkedStartOf(const PreparedWorker& worker) {
+  const ChildSetup& setup = worker.setup;
+  return {worker.request.argv,
+          worker.request.envp,
+          setup.stdin_fd,
+          setup.stdout_fd,
+          setup.stderr_fd,
+          setup.controlling_terminal >= 0,
+          setup.inherited_fd,
+          worker.request.options.working_dir,
+          setup.debuggable_by_parent};
+}
+
+// The worker's result: its ends of the streams, and a pidfd where the kernel gives one.
+SpawnedWorker Started(PreparedWorker& worker, pid_t pid, int pidfd) {
   worker.out_theirs.reset();
   worker.err_theirs.reset();
   worker.in_theirs.reset();
+  return SpawnedWorker{pid, worker.out_ours.release(), worker.err_ours.release(),
+                       worker.in_ours.release(), pidfd};
+}
+
+// The result of a worker a forker started, or why it could not set it up.
+Result<SpawnedWorker> FinishForked(PreparedWorker& worker, Result<pid_t> forked) {
+  if (!forked.ok()) {
+    return Status(forked.status().code(), "starting worker " + worker.request.argv[0] + " (" +
+                                              forked.status().message() + ")");
+  }
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, *forked, 0));
+  if (pidfd >= 0) ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  return Started(worker, *forked, pidfd);
+}
+
+// The worker's result once its child has exec'd or failed.
+Result<SpawnedWorker> Finish(PreparedWorker& worker, Result<ClonedProcess> cloned) {
   const std::string& program = worker.request.argv[0];
   if (!cloned.ok()) {
     return Status(cloned.status().code(),
@@ -269,25 +332,14 @@ Result<SpawnedWorker> Finish(PreparedWorker& worker, Result<ClonedProcess> clone
   }
   Fd pidfd(cloned->pidfd);
   const ChildSetup& setup = worker.setup;
-  if (setup.failed) {
-    siginfo_t ignored;
-    while (::waitid(P_PID, static_cast<id_t>(cloned->pid), &ignored, WEXITED) < 0 &&
-           errno == EINTR) {
-    }
-    switch (setup.failed_step) {
-      case ChildStep::kSetUp:
-        return ErrnoError("setting up the process for worker " + program, setup.failed_errno);
-      case ChildStep::kChangeDirectory:
-        return ErrnoError("entering the working directory " + worker.request.options.working_dir +
-                              " for " + program,
-                          setup.failed_errno);
-      case ChildStep::kExec:
-        break;
-    }
-    return ErrnoError("exec " + program, setup.failed_errno);
+  if (!setup.failed) return Started(worker, cloned->pid, pidfd.release());
+  worker.out_theirs.reset();
+  worker.err_theirs.reset();
+  worker.in_theirs.reset();
+  siginfo_t ignored;
+  while (::waitid(P_PID, static_cast<id_t>(cloned->pid), &ignored, WEXITED) < 0 && errno == EINTR) {
   }
-  return SpawnedWorker{cloned->pid, worker.out_ours.release(), worker.err_ours.release(),
-                       worker.in_ours.release(), pidfd.release()};
+  return ChildFailure(worker, setup.failed_step, setup.failed_errno);
 }
 
 }  // namespace
@@ -306,23 +358,50 @@ void WorkerSpawner::Add(SpawnRequest request) {
   auto& worker = *impl_->workers.emplace_back(std::make_unique<PreparedWorker>());
   worker.request = std::move(request);
   worker.prepared = Prepare(worker);
-  if (worker.prepared.ok()) {
-    impl_->children.Start({ExecChild, &worker.setup, worker.request.options.cgroup_fd});
+  if (!worker.prepared.ok()) return;
+  if (worker.request.forker != nullptr && worker.request.forker->Send(ForkedStartOf(worker)).ok()) {
+    worker.via = PreparedWorker::Via::kForker;
+    return;
   }
+  impl_->children.Start({ExecChild, &worker.setup, worker.request.options.cgroup_fd});
 }
 
 std::vector<Result<SpawnedWorker>> WorkerSpawner::Finish() {
+  // The forkers' answers, in order; a worker whose forker is gone is started by exec instead.
+  std::vector<Result<pid_t>> forked;
+  CloneBatch execs_instead;
+  for (const auto& worker : impl_->workers) {
+    if (worker->via != PreparedWorker::Via::kForker) continue;
+    Result<pid_t> answer = worker->request.forker->Collect();
+    if (answer.status().code() == StatusCode::kUnavailable) {
+      worker->via = PreparedWorker::Via::kExecInstead;
+      execs_instead.Start({ExecChild, &worker->setup, worker->request.options.cgroup_fd});
+    } else {
+      forked.push_back(std::move(answer));
+    }
+  }
   // Returns once every child has exec'd, or has failed and exited.
   std::vector<Result<ClonedProcess>> cloned = impl_->children.Wait();
+  std::vector<Result<ClonedProcess>> cloned_instead = execs_instead.Wait();
   std::vector<Result<SpawnedWorker>> results;
   results.reserve(impl_->workers.size());
-  size_t next_child = 0;
+  size_t next_cloned = 0, next_forked = 0, next_instead = 0;
   for (const auto& worker : impl_->workers) {
     if (!worker->prepared.ok()) {
       results.push_back(worker->prepared);
       continue;
     }
-    results.push_back(ddprun::Finish(*worker, std::move(cloned[next_child++])));
+    switch (worker->via) {
+      case PreparedWorker::Via::kExec:
+        results.push_back(ddprun::Finish(*worker, std::move(cloned[next_cloned++])));
+        break;
+      case PreparedWorker::Via::kForker:
+        results.push_back(FinishForked(*worker, std::move(forked[next_forked++])));
+        break;
+      case PreparedWorker::Via::kExecInstead:
+        results.push_back(ddprun::Finish(*worker, std::move(cloned_instead[next_instead++])));
+        break;
+    }
   }
   return results;
 }

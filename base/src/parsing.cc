@@ -24,4 +24,15 @@ std::string Trim(std::string_view text) {
   return std::string(text.substr(first, last - first + 1));
 }
 
+std::vector<std::string> SplitCommas(std::string_view text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    items.emplace_back(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
+    if (end == std::string_view::npos) return items;
+    start = end + 1;
+  }
+}
+
 }  // namespace ddprun

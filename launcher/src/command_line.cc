@@ -27,6 +27,7 @@
 #include "exported_environment.h"
 #include "hang_options.h"
 #include "host_list.h"
+#include "python_preload_options.h"
 #include "slurm_step.h"
 #include "torchrun_compat_options.h"
 
@@ -71,6 +72,7 @@ struct RawOptions {
   bool version = false;
   TorchrunCompatOptions compat;
   HangOptions hang;
+  std::string python_preload;
   // Submitting to the daemons of many hosts.
   std::string hosts;
   std::string hostfile;
@@ -141,18 +143,6 @@ Status ResolveNnodes(const std::string& text, LaunchConfig& config) {
   config.min_nodes = *min_nodes;
   config.max_nodes = *max_nodes;
   return Status::Ok();
-}
-
-// "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(',', start);
-    items.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return items;
-    start = end + 1;
-  }
 }
 
 // "3", or a per-local-rank map "0:1,1:2" (torchrun's --redirects/--tee).
@@ -317,6 +307,7 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
       ->capture_default_str();
   DefineTorchrunCompatOptions(app, raw.compat);
   DefineHangOptions(app, raw.hang);
+  DefinePythonPreloadOption(app, raw.python_preload);
 }
 
 // `args` without the options named in `names` (any of their spellings) and their values.
@@ -488,6 +479,8 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
                          raw.run_path};
   if (!resolve_program) return config;
   ASSIGN_OR_RETURN(config.worker_argv, ResolveWorkerCommand(request));
+  ASSIGN_OR_RETURN(config.python_preload,
+                   ResolvePythonPreload(raw.python_preload, request, config.worker_argv));
 
   if (!raw.log_dir.empty()) {
     if (Status s = CreateDirectories(raw.log_dir); !s.ok()) {

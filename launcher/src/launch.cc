@@ -185,6 +185,7 @@ int Launch(const LaunchConfig& config) {
   SupervisorOptions options;
   options.nproc = config.nproc_per_node;
   options.worker_argv = config.worker_argv;
+  options.python_preload = config.python_preload;
   options.program_label = ProgramLabel(config);
   if (!config.scheduler.empty()) {
     log->info("{}", config.scheduler_banner);

@@ -36,19 +36,6 @@ Status Contradiction(const std::string& what) {
                               "; run ddprun with srun inside the allocation, or give the flags");
 }
 
-// "a,b,c" -> {"a", "b", "c"}.
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    items.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return items;
-}
-
 // SLURM_STEP_TASKS_PER_NODE ("1(x4)", "2,1(x3)"): the most tasks on one node; nullopt when it
 // cannot be read.
 std::optional<int> MostTasksOnANode(const std::string& text) {

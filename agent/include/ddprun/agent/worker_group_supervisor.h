@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "ddprun/agent/failure_report.h"
+#include "ddprun/agent/python_preload.h"
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/agent/worker_environment.h"
@@ -77,6 +78,11 @@ struct SupervisorOptions {
   // Ends whatever the workers left running (LeftoverSweep) but `running_workers`: called before
   // each attempt, once an attempt's workers have stopped, and at the end. None: nothing is done.
   std::function<void(const std::vector<pid_t>& running_workers)> end_leftovers;
+  // Warm Python workers (python_preload.h): when set, the node's preloading interpreter starts
+  // with the supervisor, the first attempt waits for its imports, and every worker whose
+  // environment fits is forked by it. Its interpreter, program and modules; the supervisor
+  // gives it the workers' environment, cgroup and working directory.
+  std::optional<PythonPreloadSpec> python_preload;
   // The environment of one worker in one round.
   std::function<EnvironmentMap(const WorkerPlacement& placement, const NodeAssignment& round,
                                const std::string& error_file)>

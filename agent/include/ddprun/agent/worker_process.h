@@ -35,7 +35,11 @@ struct SpawnedWorker {
   int pidfd = -1;
 };
 
-enum class OutputChannel { kPipe, kTerminal };
+enum class OutputChannel {
+  kPipe,
+  kTerminal,
+  kThisProcessStderr,  // this process's own stderr (SpawnedWorker's fd is then -1)
+};
 
 enum class InputChannel {
   kNull,       // /dev/null
@@ -77,10 +81,41 @@ Result<SpawnedWorker> SpawnWorker(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& envp,
                                   const SpawnOptions& options = {});
 
+// What a worker's child would be given between its start and exec: a WorkerForker sets up a
+// worker it forks the same way.
+struct ForkedStart {
+  const std::vector<std::string>& argv;
+  const std::vector<std::string>& envp;
+  int stdin_fd;
+  int stdout_fd;
+  int stderr_fd;
+  bool terminal_session;  // a session of its own, its stdout terminal as controlling terminal
+  int inherited_fd;       // -1: none
+  const std::string& working_dir;
+  bool debuggable_by_parent;
+};
+
+// A process that starts workers as forks of itself (python_preload.h) instead of by exec. Each
+// worker it starts is this process's child (reaped by waitpid like any other), in its own
+// process group, with the parent-death signal of a worker started by exec.
+class WorkerForker {
+ public:
+  virtual ~WorkerForker() = default;
+  // Asks for one worker; its answer comes from Collect, in the order of the sends. An error
+  // when the forker cannot take it (then it is started by exec).
+  virtual Status Send(const ForkedStart& start) = 0;
+  // The pid of the next worker asked for. UNAVAILABLE when the forker is gone (the worker is
+  // then started by exec); another error when the worker could not be set up (a working
+  // directory that does not exist: it exited, and was reaped).
+  virtual Result<pid_t> Collect() = 0;
+};
+
 struct SpawnRequest {
   std::vector<std::string> argv;
   std::vector<std::string> envp;
   SpawnOptions options;
+  // When set: the worker is asked of it, and started by exec only when it is gone.
+  WorkerForker* forker = nullptr;
 };
 
 // SpawnWorker for many workers at once: Add makes one worker ready and starts it (it execs while

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ddprun {
 
@@ -33,5 +34,8 @@ std::optional<std::chrono::milliseconds> ParseSeconds(std::string_view text,
 
 // `text` without leading and trailing spaces, tabs, carriage returns and newlines.
 std::string Trim(std::string_view text);
+
+// "a,b,c" -> {"a", "b", "c"}; "" -> {""}; "a," -> {"a", ""}.
+std::vector<std::string> SplitCommas(std::string_view text);
 
 }  // namespace ddprun

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/agent/python_preload.h"
 #include "ddprun/agent/worker_output_routing.h"
 #include "ddprun/base/client_security.h"
 #include "ddprun/rendezvous/round_types.h"
@@ -49,6 +50,9 @@ struct LaunchConfig {
   std::string scheduler_banner;
   // The worker's command line, resolved: the executable's path first, then its arguments.
   std::vector<std::string> worker_argv;
+  // --python_preload: what the node's preloading interpreter runs and imports; unset: workers
+  // start by exec.
+  std::optional<PythonPreloadSpec> python_preload;
 
   // Multi-node (a rendezvous endpoint was given): the server, the job's settings, how to reach
   // the server safely, and the address this node is reached at (empty: found from the route to
