@@ -20,9 +20,9 @@ DDPRUN = os.path.join(BUILD, "launcher", "ddprun")
 SPAWN_FLOOR = os.path.join(BUILD, "bench", "spawn-floor")
 # The restart probe's worker (bench/workers/restart_probe.sh).
 PROBE = os.path.join(ROOT, "bench", "workers", "restart_probe.sh")
-# Debian's python, which has Debian's torch; torchrun 1.13 needs the anchor's one-line patch.
+# Debian's python, which has Debian's torch; its torchrun 1.13 needs bench/torchrun_debian.py.
 PYTHON = "/usr/bin/python3"
-TORCHRUN = [PYTHON, os.path.join(ANCHORS, "torchrun_patched.py")]
+TORCHRUN = [PYTHON, os.path.join(ROOT, "bench", "torchrun_debian.py")]
 
 
 def wall_seconds(command, env=None):

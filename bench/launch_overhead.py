@@ -9,7 +9,7 @@ Usage: /usr/bin/python3 bench/launch_overhead.py [RUNS]
 """
 import sys
 
-from common import (ANCHORS, DDPRUN, SPAWN_FLOOR, TORCHRUN, median, peak_rss_mib, require,
+from common import (DDPRUN, SPAWN_FLOOR, TORCHRUN, median, peak_rss_mib, require,
                     wall_seconds)
 
 
@@ -53,7 +53,7 @@ def main():
     against_floor(256, max(3, runs // 4))
     memory = median([peak_rss_mib([DDPRUN] + args(4)) for _ in range(5)])
     print(f"ddprun peak memory {memory:.1f} MiB (target < 10 MiB)")
-    require(ANCHORS, "the anchors")
+    require(TORCHRUN[1], "torchrun for Debian's torch (bench/torchrun_debian.py)")
     # torchrun's default monitor_interval is 5 s in 1.13; 0.1 s is the default since 2.4.
     (torchrun,) = interleaved([TORCHRUN + ["--monitor_interval=0.1"] + args(4)], max(3, runs // 4))
     print(f"   4 workers  torchrun {ms(torchrun)}   ddprun is "

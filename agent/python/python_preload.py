@@ -15,15 +15,19 @@
 #                        ENV... with the descriptors stdin, stdout, stderr [, inherited] attached
 #   to the agent:        started PID | failed-setup PID STEP ERRNO | refused REASON
 #
-# A worker is forked twice (the middle process exits at once), so that its parent is the agent,
-# which is a child subreaper: it reaps the worker as it reaps any other. The worker waits for its
-# middle process to be gone before it takes the agent's parent-death signal, sets itself up as
-# ddprun's exec path does (worker_process.cc), reports, and only then becomes the program: its
-# argv, __main__, environment, working directory and standard streams. End of file on the socket
-# (the agent is gone or done) ends this interpreter.
+# A worker's parent is the agent, which reaps it as it reaps any other: it is forked as this
+# interpreter's sibling (_SiblingFork), or, where that cannot be done, forked twice, its middle
+# process exiting at once (the agent is a child subreaper; the worker waits for the middle process
+# to be gone). It takes the agent's parent-death signal, sets itself up as ddprun's exec path
+# does (worker_process.cc), reports, and only then becomes the program: its argv, __main__,
+# environment, working directory and standard streams. End of file on the socket (the agent is
+# gone or done) ends this interpreter.
+import collections
 import ctypes  # the workers' prctl calls: imported here, once, rather than in every worker
+import errno
 import fcntl
 import os
+import select
 import socket
 import sys
 import termios
@@ -50,7 +54,8 @@ class _Start:
 
 
 def _prctl(libc, option, argument):
-    if libc.prctl(option, ctypes.c_ulong(argument), 0, 0, 0) != 0:
+    zero = ctypes.c_ulong(0)
+    if libc.prctl(option, ctypes.c_ulong(argument), zero, zero, zero) != 0:
         raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
 
 
@@ -116,74 +121,167 @@ def _send(control, *fields):
     control.send("\0".join(str(field) for field in fields).encode("utf-8", "surrogateescape"))
 
 
-def _read_all(fd):
-    chunks = []
-    while True:
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+class _Pending:
+    """A worker asked for, whose answer is not yet sent: the agent gets answers in the order of
+    its requests, each once the worker has reported its setup (or could not be forked)."""
+
+    def __init__(self, middle=-1, report=-1, text=b"", answer=None):
+        self.middle = middle  # the middle process, if any: reaped once the report ends
+        self.report = report  # the worker's pid line, then its setup line; EOF: done
+        self.text = text
+        self.answer = answer  # the fields to send, once known
+
+    def forked(self):
+        """Whether the worker exists (its pid is known), or never will."""
+        return self.answer is not None or b"\n" in self.text
+
+    def read(self):
+        """Reads what the report has; at its end, reaps the middle process and decides."""
+        chunk = os.read(self.report, 4096)
+        if chunk:
+            self.text += chunk
+            return
+        os.close(self.report)
+        if self.middle > 0:
+            os.waitpid(self.middle, 0)
+        lines = self.text.decode().split("\n")
+        if not lines[0]:
+            self.answer = ("refused", "the fork of a worker failed")
+        elif len(lines) > 1 and lines[1].startswith("failed"):
+            _, step, error = lines[1].split()
+            self.answer = ("failed-setup", lines[0], step, error)
+        else:
+            self.answer = ("started", lines[0])
 
 
-def _fork_worker(control, start):
-    """Starts one worker. In the worker returns `start`; in this interpreter returns None, once
-    the agent has the answer."""
-    go_read, go_write = os.pipe()          # the worker waits on it for its middle process's end
-    report_read, report_write = os.pipe()  # the middle process's pid line, then the worker's setup
+class _SiblingFork:
+    """A fork whose child is this interpreter's sibling: clone3 with CLONE_PARENT, so that the
+    agent is the worker's parent without a middle process (whose fork and exit would cost two
+    copies of the page tables). Around it what os.fork does for Python (PyOS_BeforeFork, then
+    AfterFork_Child or _Parent: the import lock, os.register_at_fork's hooks, the thread state)
+    and, in the child, what glibc's fork does for the C library in a single-threaded process:
+    its thread's cached tid written by the kernel (CLONE_CHILD_SETTID at the address glibc
+    publishes for debuggers, _thread_db_pthread_tid) and its robust futex list registered.
+    The C libraries' own pthread_atfork handlers do not run: used only while this interpreter
+    has one thread, when they have nothing to hand over."""
+
+    _CLONE_PARENT = 0x00008000
+    _CLONE_CHILD_SETTID = 0x01000000
+    _SYS_CLONE3 = 435
+    _SYS_SET_ROBUST_LIST = {"x86_64": 273, "aarch64": 99}
+    _SYS_GET_ROBUST_LIST = {"x86_64": 274, "aarch64": 100}
+
+    class _CloneArgs(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint64) for name in (
+            "flags", "pidfd", "child_tid", "parent_tid", "exit_signal", "stack", "stack_size",
+            "tls")]
+
+    def __init__(self):
+        """Raises OSError (or a ctypes error) where the kernel or the C library lacks a part."""
+        import platform
+        import threading
+        machine = platform.machine()
+        # The GIL stays held across the call, as os.fork holds it across fork().
+        self._libc = ctypes.PyDLL(None, use_errno=True)
+        self._libc.syscall.restype = ctypes.c_long
+        self._libc.pthread_self.restype = ctypes.c_void_p
+        tid_offset = (ctypes.c_uint32 * 3).in_dll(self._libc, "_thread_db_pthread_tid")[2]
+        tid_address = self._libc.pthread_self() + tid_offset
+        if ctypes.c_int.from_address(tid_address).value != threading.get_native_id():
+            raise OSError("glibc's thread descriptor is not as _thread_db_pthread_tid says")
+        head, length = ctypes.c_void_p(), ctypes.c_size_t()
+        # Every argument as a long: syscall() is variadic, and a plain int would leave the upper
+        # half of its register undefined.
+        if self._libc.syscall(ctypes.c_long(self._SYS_GET_ROBUST_LIST[machine]), ctypes.c_long(0),
+                              ctypes.byref(head), ctypes.byref(length)) != 0:
+            raise OSError(ctypes.get_errno(), "get_robust_list")
+        self._robust_list = (head, length)
+        self._set_robust_list = ctypes.c_long(self._SYS_SET_ROBUST_LIST[machine])
+        # No exit signal of its own: with CLONE_PARENT the child takes this process's (SIGCHLD,
+        # to the agent), and clone3 refuses another.
+        self._args = self._CloneArgs(flags=self._CLONE_PARENT | self._CLONE_CHILD_SETTID,
+                                     child_tid=tid_address)
+
+    def fork(self):
+        """0 in the child, the child's pid here; OSError when the kernel refuses."""
+        api = ctypes.pythonapi
+        api.PyOS_BeforeFork()
+        pid = self._libc.syscall(ctypes.c_long(self._SYS_CLONE3), ctypes.byref(self._args),
+                                 ctypes.c_long(ctypes.sizeof(self._args)))
+        error = ctypes.get_errno()
+        if pid == 0:
+            self._libc.syscall(self._set_robust_list, self._robust_list[0],
+                               ctypes.c_long(self._robust_list[1].value))
+            api.PyOS_AfterFork_Child()
+            return 0
+        api.PyOS_AfterFork_Parent()
+        if pid < 0:
+            raise OSError(error, os.strerror(error))
+        return pid
+
+
+def _sibling_fork():
+    """The _SiblingFork of this interpreter, or None where one cannot be made (then workers are
+    forked twice)."""
     try:
-        middle = os.fork()
-        if middle == 0:
-            _fork_from_middle(control, start, go_read, go_write, report_read, report_write)
-            return start  # in the worker
-        os.close(go_read)
-        os.close(report_write)
-        go_read = report_write = -1
-        os.waitpid(middle, 0)
-        # The middle process is reaped: the worker is the agent's child now.
-        try:
-            os.write(go_write, b"g")
-        except BrokenPipeError:
-            pass  # no worker: the middle process could not fork
-        os.close(go_write)
-        go_write = -1
-        lines = _read_all(report_read).decode().split("\n")
-    finally:
-        for fd in (go_read, go_write, report_read, report_write):
-            if fd >= 0 and os.getpid() == _SERVER_PID:
-                os.close(fd)
-    if not lines[0]:
-        _send(control, "refused", "the fork of a worker failed")
-    elif len(lines) > 1 and lines[1].startswith("failed"):
-        _, step, error = lines[1].split()
-        _send(control, "failed-setup", lines[0], step, error)
-    else:
-        _send(control, "started", lines[0])
-    return None
+        return _SiblingFork()
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
 
 
-def _fork_from_middle(control, start, go_read, go_write, report_read, report_write):
-    """In the middle process: forks the worker and exits; returns only in the worker."""
+def _fork_worker(control, start, pending, sibling):
+    """Starts forking one worker. In the worker returns `start`; here, its _Pending."""
+    report_read, report_write = os.pipe()
+    direct = sibling is not None and _thread_count() == 1
     try:
-        os.close(go_write)
+        child = sibling.fork() if direct else os.fork()
+    except OSError as error:
         os.close(report_read)
+        os.close(report_write)
+        if direct and error.errno in (errno.ENOSYS, errno.EPERM, errno.EINVAL):
+            # A kernel, or a seccomp filter, without clone3 or CLONE_PARENT: fork twice.
+            return _fork_worker(control, start, pending, None)
+        return _Pending(answer=("refused", "forking a worker: %s" % error))
+    if child == 0:
+        os.close(report_read)
+        for other in pending:  # the other workers' reports are not this one's to hold
+            if other.answer is None:
+                os.close(other.report)
+        if direct:
+            os.close(control.detach())
+            _become_worker(start, report_write)
+        else:
+            _fork_from_middle(control, start, report_write)
+        return start  # in the worker
+    os.close(report_write)
+    if direct:
+        return _Pending(report=report_read, text=b"%d\n" % child)
+    return _Pending(middle=child, report=report_read)
+
+
+def _fork_from_middle(control, start, report):
+    """In the middle process: forks the worker and exits; returns only in the worker, once the
+    middle process is gone and the worker is the agent's child."""
+    try:
+        middle_exit = os.pidfd_open(os.getpid())  # readable once this process has exited
         worker = os.fork()
         if worker == 0:
             os.close(control.detach())
-            _become_worker(start, go_read, report_write)
+            select.select([middle_exit], [], [])
+            os.close(middle_exit)
+            _become_worker(start, report)
             return
-        os.write(report_write, b"%d\n" % worker)
+        os.write(report, b"%d\n" % worker)
     except BaseException:
         pass
     os._exit(0)
 
 
-def _become_worker(start, go_read, report):
+def _become_worker(start, report):
     """In the worker, before the program: the process setup of worker_process.cc's ExecChild.
     Reports "ok", or the failed step and errno and exits 127."""
     step = _STEP_SET_UP
     try:
-        os.read(go_read, 1)
-        os.close(go_read)
         libc = _LIBC
         if start.terminal:
             os.setsid()
@@ -216,29 +314,46 @@ def _become_worker(start, go_read, report):
 
 
 def _serve(control):
-    """Forks a worker for each start until the agent closes the socket; returns the start in the
-    worker, None here at the end."""
+    """Forks a worker for each start, the next one while the last sets itself up, until the agent
+    closes the socket; returns the start in the worker, None here at the end."""
+    pending = collections.deque()
+    sibling = _sibling_fork()
     while True:
+        waiting = [entry.report for entry in pending if entry.answer is None]
+        # The next worker is forked once the last one exists: each starts a little before the
+        # next, in the agent's order (local rank 0 first, which is where torch's store listens),
+        # while their middle processes' exits and their setups overlap.
+        listening = [control] if all(entry.forked() for entry in pending) else []
+        readable, _, _ = select.select(listening + waiting, [], [])
+        for entry in pending:
+            if entry.answer is None and entry.report in readable:
+                entry.read()
+        while pending and pending[0].answer is not None:
+            _send(control, *pending.popleft().answer)
+        if control not in readable:
+            continue
         data, fds = _receive(control)
         if not data:
             return None
         fields = data.decode("utf-8", "surrogateescape").split("\0")
         try:
             if fields[0] != "start" or len(fds) < 3:
-                _send(control, "refused", "a malformed start request")
+                pending.append(_Pending(answer=("refused", "a malformed start request")))
                 continue
             start = _Start(fields, fds)
             # Buffered output would be written again by every worker.
             sys.stdout.flush()
             sys.stderr.flush()
-            if _fork_worker(control, start) is not None:
+            forked = _fork_worker(control, start, pending, sibling)
+            if forked is start:
                 return start
-        except OSError as error:
-            _send(control, "refused", "forking a worker: %s" % error)
+            pending.append(forked)
         finally:
             if os.getpid() == _SERVER_PID:
                 for fd in fds:
                     os.close(fd)
+        while pending and pending[0].answer is not None:
+            _send(control, *pending.popleft().answer)
 
 
 def _set_command_line(argv):

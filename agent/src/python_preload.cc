@@ -184,6 +184,12 @@ void PythonPreload::WhenSettled(std::function<void()> settled) {
 
 bool PythonPreload::Serving() {
   if (state_ != State::kReady) return false;
+  // Its end of the socket closes as it dies, before it can be reaped.
+  pollfd hung_up{control_fd_, POLLRDHUP, 0};
+  if (::poll(&hung_up, 1, 0) > 0 && (hung_up.revents & (POLLRDHUP | POLLHUP)) != 0) {
+    Fail("the preloading interpreter " + Reap(1000));
+    return false;
+  }
   int wait_status = 0;
   const pid_t reaped = ::waitpid(pid_, &wait_status, WNOHANG);
   if (reaped == 0) return true;
@@ -243,8 +249,9 @@ Status PythonPreload::Send(const ForkedStart& start) {
   } while (sent < 0 && errno == EINTR);
   if (sent < 0) {
     const int error = errno;
-    Fail(std::string("sending the preloading interpreter a worker to start: ") +
-         std::strerror(error));
+    Fail(error == EPIPE || error == ECONNRESET
+             ? "the preloading interpreter " + Reap(1000)
+             : std::string("sending the preloading interpreter a worker: ") + std::strerror(error));
     return UnavailableError(failure_);
   }
   return Status::Ok();

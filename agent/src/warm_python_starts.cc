@@ -39,20 +39,28 @@ WorkerForker* WarmPythonStarts::ForAttempt() {
     served_ = true;
     return preload_.get();
   }
-  if (preload_->state() == PythonPreload::State::kImporting) return nullptr;
+  ReplaceIfFailed();
+  return nullptr;
+}
+
+void WarmPythonStarts::AfterAttempt() {
+  if (preload_ && !preload_->Serving()) ReplaceIfFailed();
+}
+
+void WarmPythonStarts::ReplaceIfFailed() {
+  if (preload_->state() != PythonPreload::State::kFailed) return;
   const std::string why = preload_->failure();
   preload_.reset();
   if (!served_) {
     WarnOnce(why);  // it never served: an import failed, and would fail again
-    return nullptr;
+    return;
   }
-  // It died while serving: this attempt starts by exec, the next ones from a new interpreter.
+  // It died while serving: the next attempts fork from a new interpreter.
   std::fprintf(stderr,
-               "ddprun: warning: --python_preload: %s; starting another, this attempt's workers "
-               "start normally\n",
+               "ddprun: warning: --python_preload: %s; starting another, workers start normally "
+               "until it is ready\n",
                why.c_str());
   Start();
-  return nullptr;
 }
 
 WorkerForker* WarmPythonStarts::ForWorker(WorkerForker* attempt,

@@ -33,11 +33,15 @@ class WarmPythonStarts {
   WorkerForker* ForAttempt();
   // The forker for one worker of the attempt: `attempt` when the worker's environment fits it.
   WorkerForker* ForWorker(WorkerForker* attempt, const std::vector<std::string>& envp);
+  // Once the attempt's workers are started: replaces an interpreter that died meanwhile.
+  void AfterAttempt();
   // The running interpreter's pid, or -1: not a leftover of the workers.
   pid_t pid() const;
 
  private:
   void Start();
+  // When the interpreter has failed: says why and, if it served before, starts another.
+  void ReplaceIfFailed();
   void WarnOnce(const std::string& why);
 
   boost::asio::io_context& io_;

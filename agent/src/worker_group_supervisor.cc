@@ -412,6 +412,7 @@ struct WorkerGroupSupervisor::Impl {
       spawner.Add(std::move(request));
     }
     std::vector<Result<SpawnedWorker>> spawned = spawner.Finish();
+    if (warm_starts) warm_starts->AfterAttempt();
     timeline::Note("workers started:", static_cast<long>(spawned.size()));
     for (size_t i = 0; i < spawned.size(); ++i) {
       if (spawned[i].ok()) {

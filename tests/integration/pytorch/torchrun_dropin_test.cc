@@ -24,7 +24,8 @@ RunResult RunStandalone(std::vector<std::string> args,
 
 }  // namespace
 
-TEST_CASE("an unmodified PyTorch DDP script trains under ddprun and rank 0's torch.save loads") {
+TEST_CASE("an unmodified PyTorch DDP script trains under ddprun and rank 0's torch.save loads",
+          "[ddprun]") {
   if (!HavePytorch()) return;
   ScratchDir dir;
   auto result = RunStandalone({Script("ddp_train.py"), "--epochs", "2", "--out", dir / "model.pt"});
@@ -42,7 +43,7 @@ TEST_CASE("an unmodified PyTorch DDP script trains under ddprun and rank 0's tor
   CHECK(loaded.out == "['0.bias', '0.weight', '2.bias', '2.weight'] (50, 10)\n");
 }
 
-TEST_CASE("a module runs with -m package.module, as under torchrun") {
+TEST_CASE("a module runs with -m package.module, as under torchrun", "[ddprun]") {
   if (!HavePytorch()) return;
   auto result = RunStandalone({"-m", "ddp_package.train_module", "--epochs", "1"},
                               {{"PYTHONPATH", kPytorchScripts}});
@@ -51,7 +52,8 @@ TEST_CASE("a module runs with -m package.module, as under torchrun") {
   CHECK(Count(result.out, "[rank0]: trained world=2 epochs=1 ") == 1);
 }
 
-TEST_CASE("with --no_python the program is executed as given: the interpreter and its script") {
+TEST_CASE("with --no_python the program is executed as given: the interpreter and its script",
+          "[ddprun]") {
   if (!HavePytorch()) return;
   auto result =
       RunStandalone({"--no_python", PythonWithTorch(), Script("ddp_train.py"), "--epochs", "1"});
@@ -60,7 +62,8 @@ TEST_CASE("with --no_python the program is executed as given: the interpreter an
   CHECK(Count(result.out, "[rank0]: trained world=2 epochs=1 ") == 1);
 }
 
-TEST_CASE("with --nproc_per_node=auto and no GPU, a script runs once per CPU it may use") {
+TEST_CASE("with --nproc_per_node=auto and no GPU, a script runs once per CPU it may use",
+          "[ddprun]") {
   if (!HavePytorch()) return;
   // Two of the CPUs this test may use (one where there is only one): the test's size is bounded.
   cpu_set_t allowed;
@@ -82,8 +85,8 @@ TEST_CASE("with --nproc_per_node=auto and no GPU, a script runs once per CPU it 
   CHECK(Count(result.out, "[rank0]: trained world=" + std::to_string(expected) + " ") == 1);
 }
 
-TEST_CASE(
-    "a script that fails once, reading TORCHELASTIC_RESTART_COUNT, is restarted and succeeds") {
+TEST_CASE("a script that fails once, reading TORCHELASTIC_RESTART_COUNT, is restarted and succeeds",
+          "[ddprun]") {
   if (!HavePytorch()) return;
   auto result =
       RunStandalone({"--max_restarts=1", Script("ddp_train.py"), "--epochs", "1", "--fail-once"});
@@ -97,7 +100,8 @@ TEST_CASE(
   CHECK(Count(result.out, "[rank0]: trained world=2 ") == 1);
 }
 
-TEST_CASE("an exception under @record is in the failure report, and ddprun exits with its code") {
+TEST_CASE("an exception under @record is in the failure report, and ddprun exits with its code",
+          "[ddprun]") {
   if (!HavePytorch()) return;
   auto result = RunStandalone({Script("raises_with_record.py")});
   INFO(result.out << result.err);
@@ -116,7 +120,7 @@ TEST_CASE("an exception under @record is in the failure report, and ddprun exits
   CHECK(exits.code() == 3);
 }
 
-TEST_CASE("twenty jobs started at once on one host each get their own MASTER_PORT") {
+TEST_CASE("twenty jobs started at once on one host each get their own MASTER_PORT", "[ddprun]") {
   if (!HavePytorch()) return;
   std::vector<std::unique_ptr<ChildProcess>> jobs;
   for (int i = 0; i < 20; ++i) {
@@ -139,7 +143,8 @@ TEST_CASE("twenty jobs started at once on one host each get their own MASTER_POR
   CHECK(ports.size() == 20);
 }
 
-TEST_CASE("a restarted round forms its PyTorch group again while the old connections linger") {
+TEST_CASE("a restarted round forms its PyTorch group again while the old connections linger",
+          "[ddprun]") {
   if (!HavePytorch()) return;
   // The first attempt opened the TCPStore's connections and closed them: they sit in TIME_WAIT
   // when the second attempt's rank 0 binds MASTER_PORT again.

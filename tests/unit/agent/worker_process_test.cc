@@ -281,3 +281,61 @@ TEST_CASE("without clone3 workers are still started, one after another, and no c
   if (WEXITSTATUS(status) == 10) return SkipTest("no seccomp filter can be installed here");
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+namespace {
+
+// A WorkerForker that takes every worker and then answers `answer` for each (a forker that died
+// after taking them, or refused them).
+class AnsweringForker : public WorkerForker {
+ public:
+  AnsweringForker(Status send, Status answer)
+      : send_(std::move(send)), answer_(std::move(answer)) {}
+  Status Send(const ForkedStart& start) override {
+    asked.push_back(start.argv);
+    return send_;
+  }
+  Result<pid_t> Collect() override { return answer_; }
+  std::vector<std::vector<std::string>> asked;
+
+ private:
+  Status send_;
+  Status answer_;
+};
+
+}  // namespace
+
+TEST_CASE("a worker whose forker is gone or refuses it is started by exec") {
+  AnsweringForker gone(Status::Ok(), UnavailableError("the preloading interpreter is gone"));
+  AnsweringForker refusing(UnavailableError("not serving"), Status::Ok());
+  for (AnsweringForker* forker : {&gone, &refusing}) {
+    WorkerSpawner spawner;
+    for (int code : {3, 4}) {
+      SpawnRequest request{
+          {"/bin/sh", "-c", "exit " + std::to_string(code)}, ToEnvp(CurrentEnvironment()), {}};
+      request.forker = forker;
+      spawner.Add(std::move(request));
+    }
+    std::vector<Result<SpawnedWorker>> workers = spawner.Finish();
+    REQUIRE(workers.size() == 2);
+    CHECK(forker->asked.size() == 2);
+    for (size_t i = 0; i < workers.size(); ++i) {
+      REQUIRE(workers[i].ok());
+      const Finished finished = FinishWorker(workers[i].value());
+      CHECK(WIFEXITED(finished.wait_status));
+      CHECK(WEXITSTATUS(finished.wait_status) == static_cast<int>(3 + i));
+    }
+  }
+}
+
+TEST_CASE("a worker its forker could not set up is reported with the program, and not exec'd") {
+  AnsweringForker failing(Status::Ok(), ErrnoError("entering its working directory", ENOENT));
+  WorkerSpawner spawner;
+  SpawnRequest request{{"/bin/true"}, ToEnvp(CurrentEnvironment()), {}};
+  request.forker = &failing;
+  spawner.Add(std::move(request));
+  std::vector<Result<SpawnedWorker>> workers = spawner.Finish();
+  REQUIRE(workers.size() == 1);
+  REQUIRE_FALSE(workers[0].ok());
+  CHECK(workers[0].status().message() ==
+        "starting worker /bin/true (entering its working directory: No such file or directory)");
+}

@@ -1,0 +1,66 @@
+"""Restart of an ordinary PyTorch DDP script (bench/workers/ddp_restart_probe.py: gloo, 2 ranks,
+a small MLP; rank 1 fails at step 20 of the first attempt): the time from the failure to every
+rank's first DDP step of the second attempt (init_process_group and DDP's broadcast included),
+and from the launch to every rank's first step of the first attempt. ddprun with
+--python_preload=torch (warm workers), ddprun without it, and torchrun, in interleaved runs;
+medians, with the spread.
+
+Usage: /usr/bin/python3 bench/python_restart.py [RUNS]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import DDPRUN, PYTHON, ROOT, TORCHRUN, median, read_times, report_ms, require
+
+SCRIPT = os.path.join(ROOT, "bench", "workers", "ddp_restart_probe.py")
+ARGS = ["--standalone", "--nproc_per_node=2", "--max_restarts=1", SCRIPT]
+LAUNCHERS = {
+    "warm": [DDPRUN, "--python_preload=torch"] + ARGS,
+    "ddprun": [DDPRUN] + ARGS,
+    # torchrun's default monitor_interval is 5 s in 1.13; 0.1 s is the default since 2.4.
+    "torchrun": TORCHRUN + ["--monitor_interval=0.1"] + ARGS,
+}
+
+
+def one_run(command):
+    """(first start, restart) in seconds of one run of command."""
+    with tempfile.TemporaryDirectory(prefix="ddprun_python_restart_") as probe:
+        env = dict(os.environ, PROBE_DIR=probe, OMP_NUM_THREADS="1",
+                   PATH=os.path.dirname(PYTHON) + ":" + os.environ.get("PATH", ""))
+        launched = time.time()
+        subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        first = read_times(os.path.join(probe, "step.0.*"))
+        second = read_times(os.path.join(probe, "step.1.*"))
+        (failed,) = read_times(os.path.join(probe, "fail"))
+        if len(first) != 2 or len(second) != 2:
+            sys.exit(f"bench: {command[0]} ran {len(first)} and {len(second)} first steps, not 2")
+        return max(first) - launched, max(second) - failed
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    require(DDPRUN, "ddprun")
+    starts = {name: [] for name in LAUNCHERS}
+    restarts = {name: [] for name in LAUNCHERS}
+    for _ in range(runs):
+        for name, command in LAUNCHERS.items():
+            start, restart = one_run(command)
+            starts[name].append(start)
+            restarts[name].append(restart)
+    for name in LAUNCHERS:
+        report_ms(name, "first step of the first attempt", starts[name])
+    for name in LAUNCHERS:
+        report_ms(name, "restart to every rank's first step", restarts[name])
+    warm, cold, torchrun = (median(restarts[name]) for name in ("warm", "ddprun", "torchrun"))
+    print(f"ratio     warm restart is {torchrun / warm:.1f}x faster than torchrun's "
+          f"(target >= 10x, under 300 ms), {cold / warm:.1f}x ddprun's without the preload")
+    print(f"ratio     warm first start is {median(starts['warm']) / median(starts['ddprun']):.2f}x "
+          "ddprun's without the preload (target: no slower)")
+
+
+if __name__ == "__main__":
+    main()
