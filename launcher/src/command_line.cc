@@ -236,7 +236,7 @@ void DefineOptions(CLI::App& app, RawOptions& raw) {
       ->envname(pet("MONITOR_INTERVAL"));
   app.add_option("--start_method,--start-method", raw.start_method,
                  "Accepted for torchrun compatibility (spawn, fork, forkserver); workers are "
-                 "always separate programs")
+                 "exec'd, or forked from a preloaded interpreter with --python_preload")
       ->envname(pet("START_METHOD"))
       ->check(CLI::IsMember({"spawn", "fork", "forkserver"}));
   app.add_option("--role", raw.role, "Worker role name (ROLE_NAME)")
