@@ -108,9 +108,11 @@ def _preload(modules):
 
 
 def _receive(control):
+    """One datagram from the agent and the descriptors it carries; b"" at the end."""
     import array
     fds = array.array("i")
-    data, ancillary, _, _ = control.recvmsg(_MAX_DATAGRAM, socket.CMSG_SPACE(_MAX_FDS * fds.itemsize))
+    data, ancillary, _, _ = control.recvmsg(_MAX_DATAGRAM,
+                                            socket.CMSG_SPACE(_MAX_FDS * fds.itemsize))
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
@@ -118,6 +120,7 @@ def _receive(control):
 
 
 def _send(control, *fields):
+    """One answer to the agent: the fields, separated by NUL."""
     control.send("\0".join(str(field) for field in fields).encode("utf-8", "surrogateescape"))
 
 

@@ -237,8 +237,8 @@ struct WorkerGroupSupervisor::Impl {
     }
     round = next;
     if (warm_starts) {
-      // The first attempt waits for the preloading interpreter's imports, which its workers
-      // would otherwise each do.
+      // An attempt waits for the preloading interpreter's imports (the first one's, or a
+      // replacement's), which its workers would otherwise each do.
       round_waits_for_preload = true;
       warm_starts->WhenSettled([this] {
         if (!round_waits_for_preload) return;
