@@ -60,6 +60,14 @@ bool ReadableWithin(int fd, int bound_ms) {
   return polled > 0;
 }
 
+// "was killed by SIGKILL", "exited with status 1": the end of a reaped process.
+std::string HowItEnded(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    return std::string("was killed by ") + SignalName(WTERMSIG(wait_status));
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+}
+
 }  // namespace
 
 bool ReadByInterpreterAtStart(const std::string& entry) { return entry.rfind("PYTHON", 0) == 0; }
@@ -167,11 +175,7 @@ std::string PythonPreload::Reap(int bound_ms) {
     reaped = ::waitpid(pid_, &wait_status, 0);
   } while (reaped < 0 && errno == EINTR);
   pid_ = -1;
-  if (reaped < 0) return "is gone";
-  if (WIFSIGNALED(wait_status)) {
-    return std::string("was killed by ") + SignalName(WTERMSIG(wait_status));
-  }
-  return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  return reaped < 0 ? "is gone" : HowItEnded(wait_status);
 }
 
 void PythonPreload::WhenSettled(std::function<void()> settled) {
@@ -194,11 +198,7 @@ bool PythonPreload::Serving() {
   const pid_t reaped = ::waitpid(pid_, &wait_status, WNOHANG);
   if (reaped == 0) return true;
   pid_ = -1;
-  Fail(reaped < 0 ? "the preloading interpreter is gone"
-                  : std::string("the preloading interpreter ") +
-                        (WIFSIGNALED(wait_status)
-                             ? std::string("was killed by ") + SignalName(WTERMSIG(wait_status))
-                             : "exited with status " + std::to_string(WEXITSTATUS(wait_status))));
+  Fail("the preloading interpreter " + (reaped < 0 ? "is gone" : HowItEnded(wait_status)));
   return false;
 }
 
