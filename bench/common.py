@@ -1,6 +1,6 @@
 """Shared helpers of the launcher benchmarks: where things are, and how to time them.
 
-Every benchmark runs the anchor (torchrun, from ../shared/anchors) beside ddprun in the same run
+Every benchmark runs the anchor (torchrun, through bench/torchrun_debian.py) beside ddprun in the same run
 and prints ratios; absolute times on shared machines are noise, ratios much less so.
 """
 import glob
