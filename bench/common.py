@@ -1,7 +1,8 @@
 """Shared helpers of the launcher benchmarks: where things are, and how to time them.
 
-Every benchmark runs the anchor (torchrun, through bench/torchrun_debian.py) beside ddprun in the same run
-and prints ratios; absolute times on shared machines are noise, ratios much less so.
+Every benchmark runs the anchor (torchrun, through bench/torchrun_debian.py; the all-reduce and
+training anchors still from ../shared/anchors, issue 28) beside ddprun in the same run and prints
+ratios; absolute times on shared machines are noise, ratios much less so.
 """
 import glob
 import os
