@@ -11,8 +11,10 @@
 #
 # The protocol, one datagram each, fields separated by NUL:
 #   to the agent, once:  ready | failed REASON
-#   from the agent:      start AGENT_PID TERMINAL DEBUGGABLE INHERITED_FD WORKING_DIR ARGC ARGV...
-#                        ENV... with the descriptors stdin, stdout, stderr [, inherited] attached
+#   from the agent:      start AGENT_PID TERMINAL DEBUGGABLE INHERITED_FD WORKING_DIR CPUS
+#                        MEMORY_NODE ARGC ARGV... ENV... with the descriptors stdin, stdout,
+#                        stderr [, inherited] attached; CPUS "0-3,8" and MEMORY_NODE its
+#                        --numa_binding ("" and -1: none)
 #   to the agent:        started PID | failed-setup PID STEP ERRNO | refused REASON
 #
 # A worker's parent is the agent, which reaps it as it reaps any other: it is forked as this
@@ -45,12 +47,41 @@ class _Start:
         self.debuggable = fields[3] == "1"
         self.inherited_fd = int(fields[4])
         self.working_dir = fields[5]
-        argc = int(fields[6])
-        self.argv = fields[7:7 + argc]
-        self.env = dict(entry.split("=", 1) for entry in fields[7 + argc:] if "=" in entry)
+        self.cpus = _cpu_list(fields[6])
+        self.memory_node = int(fields[7])
+        argc = int(fields[8])
+        self.argv = fields[9:9 + argc]
+        self.env = dict(entry.split("=", 1) for entry in fields[9 + argc:] if "=" in entry)
         self.stdin_fd, self.stdout_fd, self.stderr_fd = fds[0], fds[1], fds[2]
         self.received_inherited_fd = fds[3] if len(fds) > 3 else -1
         self.fds = fds
+
+
+def _cpu_list(text):
+    """sysfs's "0-3,8" as a set of CPU ids."""
+    cpus = set()
+    for item in filter(None, text.split(",")):
+        first, _, last = item.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+# set_mempolicy's number (glibc has no wrapper); where it is not known here, no memory policy.
+_SYS_SET_MEMPOLICY = {"x86_64": 238, "aarch64": 237}.get(os.uname().machine)
+_MPOL_PREFERRED = 1
+
+
+def _bind(libc, cpus, memory_node):
+    """worker_process.cc's binding: the CPUs, and the memory node preferred."""
+    os.sched_setaffinity(0, cpus)
+    if _SYS_SET_MEMPOLICY is None or memory_node < 0:
+        return
+    bits = 8 * ctypes.sizeof(ctypes.c_ulong)
+    mask = (ctypes.c_ulong * (memory_node // bits + 1))()
+    mask[memory_node // bits] = 1 << (memory_node % bits)
+    if libc.syscall(ctypes.c_long(_SYS_SET_MEMPOLICY), ctypes.c_long(_MPOL_PREFERRED), mask,
+                    ctypes.c_ulong(len(mask) * bits + 1)) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
 
 
 def _prctl(libc, option, argument):
@@ -65,6 +96,7 @@ _SIGKILL = 9
 # The steps a failed setup reports; worker_process.cc's ChildStep.
 _STEP_SET_UP = 0
 _STEP_CHANGE_DIRECTORY = 2
+_STEP_BIND = 3
 
 
 def _sys_path0(kind, program):
@@ -309,6 +341,9 @@ def _become_worker(start, report):
         if start.working_dir:
             step = _STEP_CHANGE_DIRECTORY
             os.chdir(start.working_dir)
+        if start.cpus:
+            step = _STEP_BIND
+            _bind(libc, start.cpus, start.memory_node)
     except BaseException as error:  # anything: the worker must not run on half set up
         os.write(report, b"failed %d %d\n" % (step, getattr(error, "errno", None) or 0))
         os._exit(127)

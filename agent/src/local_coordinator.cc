@@ -17,6 +17,7 @@ void LocalCoordinator::Start(RoundEvents events) {
 void LocalCoordinator::JoinNextRound() {
   ++round_.round;
   hang_latch_.Reset();
+  straggler_watch_.Reset();
   round_.restart_count = policy_.restarts_used();
   boost::asio::post(io_, [this] { events_.on_round(round_); });
 }
@@ -38,6 +39,12 @@ void LocalCoordinator::ReportFailure(const NodeAssignment&, const WorkerFailure&
 }
 
 void LocalCoordinator::ReportProgress(const NodeAssignment&, std::vector<RankProgress> ranks) {
+  if (hang_.watches_stragglers()) {
+    for (StragglerNews& news : straggler_watch_.Update(ranks, hang_.straggler_ratio)) {
+      boost::asio::post(io_, [this, news = std::move(news)] { events_.on_straggler(news); });
+    }
+  }
+  if (!hang_.enabled()) return;
   auto finding = FindHang(ranks, hang_);
   if (!finding || !hang_latch_.Admit(*finding)) return;
   boost::asio::post(io_, [this, finding = std::move(*finding)] { events_.on_hang(finding); });

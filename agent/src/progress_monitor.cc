@@ -61,11 +61,18 @@ void ProgressMonitor::Sample(int local_rank, uint64_t output_bytes, Clock::time_
                              RankProgress& rank) {
   Worker& worker = workers_.at(static_cast<size_t>(local_rank));
   bool changed = false;
+  std::chrono::nanoseconds waits{0};
+  Clock::time_point step_reported_at = now;
   if (const ProgressPage* page = worker.page.page()) {
     // Completed first: a collective counted complete is then always counted started too.
     const uint64_t completed = page->collectives_completed.load(std::memory_order_relaxed);
     const uint64_t issued = page->collectives_issued.load(std::memory_order_relaxed);
-    const int64_t step = page->step.load(std::memory_order_relaxed);
+    const int64_t step = page->step.load(std::memory_order_acquire);
+    const uint64_t reported_ns = page->step_reported_ns.load(std::memory_order_relaxed);
+    waits = std::chrono::nanoseconds(page->collective_wait_ns.load(std::memory_order_relaxed));
+    if (step >= 0 && reported_ns != 0) {
+      step_reported_at = Clock::time_point(std::chrono::nanoseconds(reported_ns));
+    }
     changed = issued != worker.issued || completed != worker.completed || step != worker.page_step;
     worker.issued = issued;
     worker.completed = completed;
@@ -79,6 +86,8 @@ void ProgressMonitor::Sample(int local_rank, uint64_t output_bytes, Clock::time_
     worker.progressed = true;
   }
   rank.step = worker.page_step >= 0 ? worker.page_step : worker.file_step;
+  worker.step_timer.Sample(rank.step, step_reported_at, waits);
+  rank.step_time = worker.step_timer.step_time();
   rank.collectives = worker.issued;
   rank.in_collective = worker.issued > worker.completed;
   rank.progressed = worker.progressed;

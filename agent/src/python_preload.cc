@@ -224,7 +224,9 @@ Status PythonPreload::Send(const ForkedStart& start) {
        {std::string("start"), std::to_string(::getpid()),
         std::string(start.terminal_session ? "1" : "0"),
         std::string(start.debuggable_by_parent ? "1" : "0"), std::to_string(start.inherited_fd),
-        start.working_dir, std::to_string(start.argv.size())}) {
+        start.working_dir, start.binding ? FormatCpuList(start.binding->cpus) : std::string(),
+        std::to_string(start.binding ? start.binding->memory_node : -1),
+        std::to_string(start.argv.size())}) {
     AddField(message, field);
   }
   for (const auto& arg : start.argv) AddField(message, arg);
@@ -278,7 +280,10 @@ Result<pid_t> PythonPreload::Collect() {
     while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
     }
     const int error = std::stoi(fields[3]);
-    return ErrnoError(fields[2] == "2" ? "entering its working directory" : "setting it up", error);
+    const char* step = fields[2] == "2"   ? "entering its working directory"
+                       : fields[2] == "3" ? "binding it to its CPUs (--numa_binding)"
+                                          : "setting it up";
+    return ErrnoError(step, error);
   }
   if (fields.size() == 2 && fields[0] == "refused") {
     return UnavailableError("the preloading interpreter refused a worker: " + fields[1]);

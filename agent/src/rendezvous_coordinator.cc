@@ -45,6 +45,9 @@ void RendezvousCoordinator::OnEvent(const NodeEvent& event) {
     case NodeEvent::Type::kHang:
       boost::asio::post(io_, [this, finding = event.hang] { events_.on_hang(finding); });
       return;
+    case NodeEvent::Type::kStraggler:
+      boost::asio::post(io_, [this, news = event.straggler] { events_.on_straggler(news); });
+      return;
     case NodeEvent::Type::kJobFailed:
       boost::asio::post(io_, [this, event] {
         events_.on_job_failed(event.reason, event.exit_status, event.failure);

@@ -15,7 +15,7 @@
 #include <memory>
 #include <sstream>
 
-#include "ddprun/agent/python_stack_hook.h"
+#include "ddprun/agent/python_hook.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/parsing.h"
 

@@ -16,7 +16,7 @@
 #include "ddprun/agent/group_stop.h"
 #include "ddprun/agent/input_forwarder.h"
 #include "ddprun/agent/progress_monitor.h"
-#include "ddprun/agent/python_stack_hook.h"
+#include "ddprun/agent/python_hook.h"
 #include "ddprun/agent/stack_collector.h"
 #include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
@@ -121,10 +121,11 @@ struct WorkerGroupSupervisor::Impl {
                               const std::optional<WorkerFailure>& root_cause) {
                          OnJobFailed(reason, status, root_cause);
                        },
-                       [this](const HangFinding& finding) { OnHang(finding); }});
-    if (options.hang.enabled()) {
-      if (Status s = WritePythonStackHook(PythonHookDir()); !s.ok()) {
-        log->warn("no Python stacks for hangs: {}", s.message());
+                       [this](const HangFinding& finding) { OnHang(finding); },
+                       [this](const StragglerNews& news) { OnStraggler(news); }});
+    if (options.hang.samples_progress()) {
+      if (Status s = WritePythonHook(PythonHookDir()); !s.ok()) {
+        log->warn("no Python hook (stacks and progress of PyTorch workers): {}", s.message());
       }
       SampleProgressLater();
     }
@@ -140,7 +141,7 @@ struct WorkerGroupSupervisor::Impl {
   // interpreter's): the variables Python reads at its start are the same.
   EnvironmentMap PreloadEnvironment() const {
     EnvironmentMap environment = options.environment(WorkerPlacement{}, NodeAssignment{}, "");
-    if (options.hang.enabled()) AddPythonStackHook(PythonHookDir(), "", environment);
+    if (options.hang.samples_progress()) AddPythonHook(PythonHookDir(), "", environment);
     return environment;
   }
 
@@ -156,8 +157,8 @@ struct WorkerGroupSupervisor::Impl {
     });
   }
 
-  // The running workers' progress, to the coordinator (which looks for a hang). Not while a
-  // hang's stacks are collected: the debugger holds the workers still.
+  // The running workers' progress, to the coordinator (which looks for a hang and stragglers).
+  // Not while a hang's stacks are collected: the debugger holds the workers still.
   void SampleProgress() {
     if (phase != Phase::kRunning || stack_collection) return;
     const auto now = ProgressMonitor::Clock::now();
@@ -172,6 +173,17 @@ struct WorkerGroupSupervisor::Impl {
       ranks.push_back(std::move(rank));
     }
     if (!ranks.empty()) coordinator.ReportProgress(round, std::move(ranks));
+  }
+
+  // A straggler's news: on the console of the node that runs it (once in the job), in the
+  // others' logs.
+  void OnStraggler(const StragglerNews& news) {
+    const int local_rank = news.rank.global_rank - round.first_global_rank;
+    if (phase != Phase::kRunning || local_rank < 0 || local_rank >= options.nproc) {
+      log->info("{}", news.description);
+      return;
+    }
+    std::fprintf(stderr, "ddprun: %s\n", news.description.c_str());
   }
 
   // A hang in the job: this node's hung workers' stacks are collected, then they fail (or, with
@@ -437,12 +449,15 @@ struct WorkerGroupSupervisor::Impl {
     environment[worker_env::kProgressFile.name] = progress_file;
     SpawnOptions& how = request.options;
     how = options.spawn;
-    if (options.hang.enabled()) {
+    if (options.hang.samples_progress()) {
       ASSIGN_OR_RETURN(const int page_fd, progress_monitor.Prepare(local_rank, progress_file));
       environment[worker_env::kProgressFd.name] = std::to_string(page_fd);
-      AddPythonStackHook(PythonHookDir(), worker_dir, environment);
+      AddPythonHook(PythonHookDir(), worker_dir, environment);
       how.inherited_fd = page_fd;
       how.debuggable_by_parent = true;
+    }
+    if (static_cast<size_t>(local_rank) < options.bindings.size()) {
+      how.binding = options.bindings[static_cast<size_t>(local_rank)];
     }
     how.stdin_channel = InputOf(worker.placement);
     if (options.window_size_source >= 0) {

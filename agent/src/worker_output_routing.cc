@@ -7,6 +7,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "ddprun/agent/log_line_prefix.h"
 #include "ddprun/base/logging.h"
 
 namespace ddprun {
@@ -20,7 +21,8 @@ OutputRouter::OutputRouter(boost::asio::io_context& io, OutputRoutingOptions opt
 WorkerOutput OutputRouter::Route(int local_rank, int global_rank, const SpawnedWorker& spawned,
                                  const SpawnOptions& spawned_as, const std::string& stdout_log,
                                  const std::string& stderr_log) {
-  const std::string prefix = "[rank" + std::to_string(global_rank) + "]: ";
+  const std::string prefix =
+      LogLinePrefix(options_.line_prefix_template, global_rank, local_rank, options_.role);
   return {Pump(local_rank, StdStreams::kStdout, spawned.stdout_fd,
                spawned_as.stdout_channel == OutputChannel::kTerminal, prefix, stdout_log),
           Pump(local_rank, StdStreams::kStderr, spawned.stderr_fd,

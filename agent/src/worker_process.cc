@@ -48,7 +48,26 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
 }
 
 // What the child was doing when it failed, reported with errno.
-enum class ChildStep : int { kSetUp = 0, kExec = 1, kChangeDirectory = 2 };
+enum class ChildStep : int { kSetUp = 0, kExec = 1, kChangeDirectory = 2, kBind = 3 };
+
+// The kernel's masks of a binding: CPUs for sched_setaffinity, nodes for set_mempolicy.
+struct BindingMasks {
+  std::vector<unsigned long> cpus;
+  std::vector<unsigned long> nodes;
+
+  static void Set(std::vector<unsigned long>& mask, int bit) {
+    constexpr int kBits = 8 * sizeof(unsigned long);
+    const auto word = static_cast<size_t>(bit / kBits);
+    if (mask.size() <= word) mask.resize(word + 1, 0);
+    mask[word] |= 1ul << (bit % kBits);
+  }
+  static BindingMasks Of(const WorkerBinding& binding) {
+    BindingMasks masks;
+    for (int cpu : binding.cpus) Set(masks.cpus, cpu);
+    Set(masks.nodes, binding.memory_node);
+    return masks;
+  }
+};
 
 // Everything the child needs, prepared before it starts (it may not allocate), and where it
 // reports a failure: this memory is shared with the child until it execs.
@@ -64,6 +83,7 @@ struct ChildSetup {
   const char* working_dir = nullptr;  // null: the parent's
   int inherited_fd = -1;              // -1: none
   bool debuggable_by_parent = false;
+  const BindingMasks* binding = nullptr;  // null: none
   // Written by the child when it fails, read by the parent once it exited.
   bool failed = false;
   ChildStep failed_step = ChildStep::kSetUp;
@@ -128,6 +148,19 @@ DDPRUN_CHILD_CODE int ExecChild(void* argument) {
   if (setup.working_dir != nullptr &&
       (result = ChildSyscall(SYS_chdir, reinterpret_cast<long>(setup.working_dir))) < 0) {
     FailChild(setup, ChildStep::kChangeDirectory, result);
+  }
+  if (const BindingMasks* binding = setup.binding) {
+    // MPOL_PREFERRED: the node first, others when it is full. maxnode counts one more bit than
+    // the mask holds, as the kernel (and numactl) expect.
+    constexpr long kMpolPreferred = 1;
+    const auto cpu_bytes = static_cast<long>(binding->cpus.size() * sizeof(unsigned long));
+    const auto node_bits = static_cast<long>(binding->nodes.size() * 8 * sizeof(unsigned long));
+    if ((result = ChildSyscall(SYS_sched_setaffinity, 0, cpu_bytes,
+                               reinterpret_cast<long>(binding->cpus.data()))) < 0 ||
+        (result = ChildSyscall(SYS_set_mempolicy, kMpolPreferred,
+                               reinterpret_cast<long>(binding->nodes.data()), node_bits + 1)) < 0) {
+      FailChild(setup, ChildStep::kBind, result);
+    }
   }
   // Default dispositions before the signals are unblocked: a handler of the parent's must never
   // run in memory it shares, and "ignore" would survive exec (the agent ignores SIGPIPE).
@@ -214,6 +247,7 @@ struct PreparedWorker {
   Fd in_theirs, in_ours;  // the stdin it reads (when not inherited), and where input is written
   std::vector<char*> c_argv;
   std::vector<char*> c_envp;
+  std::unique_ptr<BindingMasks> binding_masks;  // on the heap: `setup` points at it
   ChildSetup setup;
   enum class Via {
     kExec,         // clone and exec (process_clone.h)
@@ -272,6 +306,10 @@ Status Prepare(PreparedWorker& worker) {
   setup.working_dir = options.working_dir.empty() ? nullptr : options.working_dir.c_str();
   setup.inherited_fd = options.inherited_fd;
   setup.debuggable_by_parent = options.debuggable_by_parent;
+  if (options.binding) {
+    worker.binding_masks = std::make_unique<BindingMasks>(BindingMasks::Of(*options.binding));
+    setup.binding = worker.binding_masks.get();
+  }
   return Status::Ok();
 }
 
@@ -283,6 +321,10 @@ Status ChildFailure(const PreparedWorker& worker, ChildStep step, int error) {
     case ChildStep::kChangeDirectory:
       return ErrnoError("entering the working directory " + worker.request.options.working_dir +
                             " for " + program,
+                        error);
+    case ChildStep::kBind:
+      return ErrnoError("binding worker " + program + " to " +
+                            worker.request.options.binding->Describe() + " (--numa_binding)",
                         error);
     case ChildStep::kExec:
       break;
@@ -300,7 +342,8 @@ ForkedStart ForkedStartOf(const PreparedWorker& worker) {
           setup.controlling_terminal >= 0,
           setup.inherited_fd,
           worker.request.options.working_dir,
-          setup.debuggable_by_parent};
+          setup.debuggable_by_parent,
+          worker.request.options.binding};
 }
 
 // The worker's result: its ends of the streams, and a pidfd where the kernel gives one.

@@ -72,6 +72,7 @@ std::chrono::milliseconds HangSettings::EffectiveFirstTimeout() const {
 }
 
 std::chrono::milliseconds HangSettings::SamplingPeriod() const {
+  if (!enabled()) return std::chrono::milliseconds(250);
   return std::clamp(timeout / 8, std::chrono::milliseconds(50), std::chrono::milliseconds(500));
 }
 

@@ -6,14 +6,18 @@
 
 namespace ddprun {
 
-std::optional<std::chrono::milliseconds> ParseSeconds(std::string_view text, double max_seconds) {
+std::optional<double> ParseNumber(std::string_view text) {
   const std::string copy(text);  // strtod needs a terminated string
   char* end = nullptr;
-  const double seconds = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || *end != '\0' || !(seconds >= 0) || seconds > max_seconds) {
-    return std::nullopt;
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+  const double number = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || *end != '\0' || !std::isfinite(number)) return std::nullopt;
+  return number;
+}
+
+std::optional<std::chrono::milliseconds> ParseSeconds(std::string_view text, double max_seconds) {
+  const auto seconds = ParseNumber(text);
+  if (!seconds || !(*seconds >= 0) || *seconds > max_seconds) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(*seconds * 1000)));
 }
 
 std::string Trim(std::string_view text) {

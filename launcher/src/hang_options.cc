@@ -2,6 +2,7 @@
 #include "hang_options.h"
 
 #include "ddprun/base/parsing.h"
+#include "ddprun/base/straggler_watch.h"
 
 namespace ddprun {
 
@@ -26,6 +27,11 @@ void DefineHangOptions(CLI::App& app, HangOptions& options) {
       ->envname("PET_HANG_PROGRESS")
       ->check(CLI::IsMember({"reported", "output"}))
       ->capture_default_str();
+  app.add_option("--straggler_ratio,--straggler-ratio", options.straggler_ratio,
+                 "Name a rank whose steps take this many times the job's median (its own time, "
+                 "waits in collectives left out), and again when it recovers; 0: off. Default: "
+                 "1.5 with --hang_timeout, else off")
+      ->envname("PET_STRAGGLER_RATIO");
 }
 
 Status ResolveHangOptions(const HangOptions& options, HangSettings& settings) {
@@ -44,6 +50,16 @@ Status ResolveHangOptions(const HangOptions& options, HangSettings& settings) {
   }
   settings.action = ParseHangAction(options.action).value_or(HangSettings::Action::kRestart);
   settings.output_is_progress = options.progress == "output";
+  if (options.straggler_ratio.empty()) {
+    settings.straggler_ratio = settings.enabled() ? StragglerWatch::kDefaultRatio : 0;
+    return Status::Ok();
+  }
+  const auto ratio = ParseNumber(options.straggler_ratio);
+  if (!ratio || !(*ratio == 0 || (*ratio > 1 && *ratio <= 1e6))) {
+    return InvalidArgumentError("--straggler_ratio must be 0 (off) or a number above 1, not '" +
+                                options.straggler_ratio + "'");
+  }
+  settings.straggler_ratio = *ratio;
   return Status::Ok();
 }
 

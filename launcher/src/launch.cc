@@ -12,6 +12,7 @@
 
 #include "ddprun/agent/job_cgroup.h"
 #include "ddprun/agent/leftover_sweep.h"
+#include "ddprun/agent/log_line_prefix.h"
 #include "ddprun/agent/worker_group_supervisor.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/parsing.h"
@@ -196,9 +197,26 @@ int Launch(const LaunchConfig& config) {
   options.output.redirects = config.redirects;
   options.output.tee = config.tee;
   options.output.local_ranks_filter = config.local_ranks_filter;
+  // torchrun's template for each output line's prefix, from its variable (log_line_prefix.h).
+  if (const char* prefix_template = std::getenv(kLogLinePrefixTemplateVariable)) {
+    options.output.line_prefix_template = prefix_template;
+  }
+  options.output.role = config.role;
+  if (config.numa_binding) {
+    auto bindings = BindNodeWorkers(*config.numa_binding, config.nproc_per_node);
+    if (!bindings.ok()) {
+      std::fprintf(stderr, "ddprun: error: --numa_binding=%s: %s\n",
+                   NumaBindingName(*config.numa_binding), bindings.status().message().c_str());
+      return kUsageExit;
+    }
+    for (size_t local_rank = 0; local_rank < bindings->size(); ++local_rank) {
+      log->info("local rank {}: {}", local_rank, (*bindings)[local_rank].Describe());
+    }
+    options.bindings = std::move(bindings).value();
+  }
   // A temporary directory that receives only error and progress files is flat (one directory).
   const bool flat_logs = temporary_logs && !config.redirects.Any() && !config.tee.Any() &&
-                         !config.rdzv_settings.hang.enabled();
+                         !config.rdzv_settings.hang.samples_progress();
   auto layout = flat_logs ? Result<RunLogLayout>(RunLogLayout::Flat(log_dir))
                           : RunLogLayout::Claim(log_dir, config.run_id);
   if (!layout.ok()) {

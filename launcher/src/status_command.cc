@@ -41,13 +41,20 @@ std::string SecondsAgo(std::chrono::milliseconds age) {
   return text;
 }
 
-// Each rank's last progress (hang detection on), under its node's table.
+// "101 ms", "212 ms, straggler", or "-" before a window of steps was seen.
+std::string StepTimeOf(const RankProgress& rank) {
+  if (rank.step_time.count() <= 0) return "-";
+  return FormatStepTime(rank.step_time) + (rank.straggler ? ", straggler" : "");
+}
+
+// Each rank's last progress and step time (hang or straggler detection on), under its node's
+// table; a straggler's step time says so.
 void AppendRankProgress(const JobSnapshot& job, std::string& out) {
   bool any = false;
   for (const NodeSnapshot& node : job.nodes) any = any || !node.progress.empty();
   if (!any) return;
   out += "  " + Pad("RANK", 6) + Pad("HOST", 18) + Pad("STEP", 10) + Pad("COLLECTIVES", 13) +
-         "LAST PROGRESS\n";
+         Pad("STEP TIME", 22) + "LAST PROGRESS\n";
   for (const NodeSnapshot& node : job.nodes) {
     for (const RankProgress& rank : node.progress) {
       std::string last = rank.progressed ? SecondsAgo(rank.idle)
@@ -55,7 +62,7 @@ void AppendRankProgress(const JobSnapshot& job, std::string& out) {
       if (rank.in_collective) last += ", in a collective";
       out += "  " + Pad(std::to_string(rank.global_rank), 6) + Pad(node.description.host, 18) +
              Pad(rank.step < 0 ? "-" : std::to_string(rank.step), 10) +
-             Pad(std::to_string(rank.collectives), 13) + last + "\n";
+             Pad(std::to_string(rank.collectives), 13) + Pad(StepTimeOf(rank), 22) + last + "\n";
     }
   }
 }
@@ -124,6 +131,9 @@ std::string FormatJobsJson(const std::vector<JobSnapshot>& jobs) {
         rank_out.set_progressed(rank.progressed);
         rank_out.set_last_progress_age_ms(
             static_cast<int32_t>(std::min<int64_t>(rank.idle.count(), INT32_MAX)));
+        rank_out.set_step_time_us(
+            static_cast<int32_t>(std::min<int64_t>(rank.step_time.count(), INT32_MAX)));
+        rank_out.set_straggler(rank.straggler);
       }
     }
   }

@@ -22,6 +22,11 @@ void DefineTorchrunCompatOptions(CLI::App& app, TorchrunCompatOptions& options) 
                  "Accepted for torchrun compatibility: ddprun always handles SIGTERM, SIGINT, "
                  "SIGHUP and SIGQUIT")
       ->envname(pet("SIGNALS_TO_HANDLE"));
+  app.add_option("--numa_binding,--numa-binding", options.numa_binding,
+                 "Bind each worker to the CPUs and memory node nearest its GPU: node, socket, "
+                 "exclusive (a share of the node's cores) or core-complex (one L3 domain); "
+                 "without GPUs the workers are spread over the NUMA nodes")
+      ->envname(pet("NUMA_BINDING"));
   app.add_option("--event_log_handler,--event-log-handler", options.event_log_handler,
                  "Accepted for torchrun compatibility (null or console): ddprun logs its events "
                  "itself (DDPRUN_LOG_LEVEL)")
@@ -30,9 +35,6 @@ void DefineTorchrunCompatOptions(CLI::App& app, TorchrunCompatOptions& options) 
   // is ddprun's, not "unrecognized option".
   app.add_option("--logs_specs,--logs-specs", options.logs_specs)
       ->envname(pet("LOGS_SPECS"))
-      ->group("");
-  app.add_option("--numa_binding,--numa-binding", options.numa_binding)
-      ->envname(pet("NUMA_BINDING"))
       ->group("");
   app.add_option("--duplicate_stdout_filters,--duplicate-stdout-filters",
                  options.duplicate_stdout_filters)
@@ -71,9 +73,11 @@ Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, Launch
         "--log_dir, --redirects and --tee");
   }
   if (!options.numa_binding.empty()) {
-    return InvalidArgumentError(
-        "--numa_binding: ddprun does not bind workers to NUMA nodes; run the worker under "
-        "numactl yourself (ddprun --no_python numactl --cpunodebind=N python3 train.py)");
+    config.numa_binding = ParseNumaBinding(options.numa_binding);
+    if (!config.numa_binding) {
+      return InvalidArgumentError("--numa_binding must be node, socket, exclusive or "
+                                  "core-complex, not '" + options.numa_binding + "'");
+    }
   }
   if (!options.duplicate_stdout_filters.empty() || !options.duplicate_stderr_filters.empty()) {
     return InvalidArgumentError(

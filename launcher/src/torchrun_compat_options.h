@@ -1,8 +1,8 @@
 // The torchrun flags that are not about what ddprun does but about how torchrun is built: each is
 // either accepted with torchrun's meaning (--virtual_local_rank, --signals_to_handle with
-// torchrun's signals, --event_log_handler) or refused with a one-line message that says what to
-// use instead (--numa_binding, --logs_specs, --duplicate_*_filters, and torch.distributed.launch's
-// --use_env and --local_rank). Each also reads its PET_* variable, as in torchrun.
+// torchrun's signals, --event_log_handler, --numa_binding) or refused with a one-line message
+// that says what to use instead (--logs_specs, --duplicate_*_filters, and
+// torch.distributed.launch's --use_env and --local_rank). Each also reads its PET_* variable, as in torchrun.
 #pragma once
 
 #include <CLI/CLI.hpp>

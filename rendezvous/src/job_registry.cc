@@ -62,6 +62,11 @@ Status ValidateRendezvousSettings(const RendezvousSettings& settings, const JobL
       settings.hang.first_timeout.count() < 0) {
     return InvalidArgumentError("rendezvous timeouts must be positive");
   }
+  if (!(settings.hang.straggler_ratio == 0 || settings.hang.straggler_ratio > 1) ||
+      settings.hang.straggler_ratio > 1e6) {
+    return InvalidArgumentError("straggler_ratio must be 0 (off) or above 1, not " +
+                                std::to_string(settings.hang.straggler_ratio));
+  }
   for (const auto timeout :
        {settings.join_timeout, settings.last_call_timeout, settings.heartbeat_timeout,
         settings.hang.timeout, settings.hang.first_timeout}) {

@@ -209,15 +209,15 @@ Status JobRounds::Heartbeat(const std::string& node_id, RendezvousTime now,
     it->second.progress = progress;
     it->second.progress_at = now;
     for (RankProgress& rank : it->second.progress->ranks) rank.host = it->second.description.host;
-    LookForHang(now);
+    WatchProgress(now);
   }
   return Status::Ok();
 }
 
-void JobRounds::LookForHang(RendezvousTime now) {
+void JobRounds::WatchProgress(RendezvousTime now) {
   // At most once per sampling period: every agent sends its progress that often, and a search
   // reads every rank of the job, which at thousands of nodes is not for every heartbeat.
-  if (!settings_.hang.enabled() || now < next_hang_search_) return;
+  if (!settings_.hang.samples_progress() || now < next_progress_search_) return;
   // Until every member has sent its own (the count, of nodes, spares a walk per heartbeat to
   // find one that has not; an empty slot's member has sent none).
   if (members_.HasEmptySlots() || members_with_progress_ < members_.node_count()) return;
@@ -231,12 +231,23 @@ void JobRounds::LookForHang(RendezvousTime now) {
     const auto& own = it->second.progress->ranks;
     ranks.insert(ranks.end(), own.begin(), own.end());
   }
-  next_hang_search_ = now + settings_.hang.SamplingPeriod();
+  next_progress_search_ = now + settings_.hang.SamplingPeriod();
+  if (settings_.hang.watches_stragglers()) {
+    for (const StragglerNews& news :
+         straggler_watch_.Update(ranks, settings_.hang.straggler_ratio)) {
+      for (const std::string& id : members_.by_rank()) {
+        events_.push_back(NodeEvent{id, NodeEvent::Type::kStraggler, {}, news.description, 1,
+                                    std::nullopt, {}, news});
+      }
+    }
+  }
+  if (!settings_.hang.enabled()) return;
   auto finding = FindHang(ranks, settings_.hang);
   if (!finding || !hang_latch_.Admit(*finding)) return;
   for (const std::string& id : members_.by_rank()) {
     events_.push_back(
-        NodeEvent{id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt, *finding});
+        NodeEvent{id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt,
+                  *finding, {}});
   }
 }
 
@@ -367,7 +378,10 @@ std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
       const auto since =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.progress_at);
       snapshot.progress = it->second.progress->ranks;
-      for (RankProgress& rank_progress : snapshot.progress) rank_progress.idle += since;
+      for (RankProgress& rank_progress : snapshot.progress) {
+        rank_progress.idle += since;
+        rank_progress.straggler = straggler_watch_.IsStraggler(rank_progress.global_rank);
+      }
     }
     snapshots.push_back(std::move(snapshot));
     first_global_rank += it->second.description.nproc;
@@ -454,6 +468,7 @@ void JobRounds::CompleteRound() {
   members_with_progress_ = 0;
   ClearExpected();
   hang_latch_.Reset();
+  straggler_watch_.Reset();
 
   state_ = State::kRunning;
   formed_a_round_ = true;
@@ -466,7 +481,7 @@ void JobRounds::CompleteRound() {
     Node& node = nodes_.at(members[rank]);
     SetJoined(node, false);
     node.previous_group_rank = static_cast<int>(rank);
-    NodeEvent event{members[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt, {}};
+    NodeEvent event{members[rank], NodeEvent::Type::kRoundReady, {}, "", 1, std::nullopt, {}, {}};
     event.assignment = {round_,
                         static_cast<int>(rank),
                         static_cast<int>(members_.size()),
@@ -524,7 +539,7 @@ void JobRounds::FailJob(const std::string& reason, int exit_status,
 
 void JobRounds::Emit(const std::string& node_id, NodeEvent::Type type, const std::string& reason,
                      int exit_status, const std::optional<WorkerFailure>& failure) {
-  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status, failure, {}});
+  events_.push_back(NodeEvent{node_id, type, {}, reason, exit_status, failure, {}, {}});
 }
 
 }  // namespace ddprun

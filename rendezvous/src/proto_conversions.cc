@@ -63,6 +63,7 @@ void ToProto(const RendezvousSettings& settings, v1::JobSettings& out) {
   out.set_hang_timeout_ms(settings.hang.timeout.count());
   out.set_hang_first_timeout_ms(settings.hang.first_timeout.count());
   out.set_hang_action(HangActionName(settings.hang.action));
+  out.set_straggler_ratio(settings.hang.straggler_ratio);
 }
 
 RendezvousSettings FromProto(const v1::JobSettings& settings) {
@@ -85,6 +86,7 @@ RendezvousSettings FromProto(const v1::JobSettings& settings) {
   out.hang.first_timeout = std::chrono::milliseconds(settings.hang_first_timeout_ms());
   out.hang.action =
       ParseHangAction(settings.hang_action()).value_or(HangSettings::Action::kRestart);
+  out.hang.straggler_ratio = settings.straggler_ratio();
   return out;
 }
 
@@ -97,6 +99,8 @@ void ToProto(const RankProgress& rank, v1::RankProgress& out) {
   out.set_in_collective(rank.in_collective);
   out.set_progressed(rank.progressed);
   out.set_idle_ms(rank.idle.count());
+  out.set_step_time_us(rank.step_time.count());
+  out.set_straggler(rank.straggler);
 }
 
 RankProgress FromProto(const v1::RankProgress& rank) {
@@ -109,6 +113,8 @@ RankProgress FromProto(const v1::RankProgress& rank) {
   out.in_collective = rank.in_collective();
   out.progressed = rank.progressed();
   out.idle = std::chrono::milliseconds(std::max<int64_t>(0, rank.idle_ms()));
+  out.step_time = std::chrono::microseconds(std::max<int64_t>(0, rank.step_time_us()));
+  out.straggler = rank.straggler();
   return out;
 }
 
@@ -178,12 +184,20 @@ v1::ServerEvent ToProto(const NodeEvent& event) {
         ToProto(rank, *proto.mutable_hang()->add_hung());
       }
       break;
+    case NodeEvent::Type::kStraggler: {
+      auto* straggler = proto.mutable_straggler();
+      straggler->set_description(event.straggler.description);
+      ToProto(event.straggler.rank, *straggler->mutable_rank());
+      straggler->set_recovered(event.straggler.recovered);
+      straggler->set_median_us(event.straggler.median.count());
+      break;
+    }
   }
   return proto;
 }
 
 NodeEvent FromProto(const v1::ServerEvent& proto) {
-  NodeEvent event{"", NodeEvent::Type::kRestart, {}, "", 1, std::nullopt, {}};
+  NodeEvent event{"", NodeEvent::Type::kRestart, {}, "", 1, std::nullopt, {}, {}};
   switch (proto.kind_case()) {
     case v1::ServerEvent::kRoundReady: {
       const auto& ready = proto.round_ready();
@@ -218,6 +232,14 @@ NodeEvent FromProto(const v1::ServerEvent& proto) {
       event.hang.description = proto.hang().description();
       for (const auto& rank : proto.hang().hung()) event.hang.hung.push_back(FromProto(rank));
       break;
+    case v1::ServerEvent::kStraggler: {
+      const auto& straggler = proto.straggler();
+      event.type = NodeEvent::Type::kStraggler;
+      event.straggler = {FromProto(straggler.rank()), straggler.recovered(),
+                         std::chrono::microseconds(straggler.median_us()),
+                         straggler.description()};
+      break;
+    }
     case v1::ServerEvent::KIND_NOT_SET:
       event.reason = "the rendezvous server sent an empty event";
       break;

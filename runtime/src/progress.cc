@@ -1,6 +1,10 @@
 // ddp progress reporting; see ddp/progress.h.
 #include "ddp/progress.h"
 
+#include <time.h>
+
+#include <atomic>
+
 #include "ddprun/base/logging.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/progress_page.h"
@@ -35,20 +39,47 @@ ddprun::ProgressPage* Page() {
   return page;
 }
 
+uint64_t MonotonicNanoseconds() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Collectives started and not finished, and since when one has been: the page's
+// collective_wait_ns grows by each stretch of time during which this count is not 0. Two
+// collectives crossing on two threads may shift a stretch's edge by the time between them.
+std::atomic<uint64_t> pending_collectives{0};
+std::atomic<uint64_t> pending_since_ns{0};
+
 }  // namespace
 
 void ReportStep(int64_t step) {
-  if (auto* page = Page()) page->step.store(step, std::memory_order_relaxed);
+  auto* page = Page();
+  if (page == nullptr) return;
+  page->step_reported_ns.store(MonotonicNanoseconds(), std::memory_order_relaxed);
+  page->step.store(step, std::memory_order_release);
 }
 
 namespace progress_internal {
 
 void CollectiveIssued() {
-  if (auto* page = Page()) page->collectives_issued.fetch_add(1, std::memory_order_relaxed);
+  auto* page = Page();
+  if (page == nullptr) return;
+  if (pending_collectives.fetch_add(1, std::memory_order_acq_rel) == 0) {
+    pending_since_ns.store(MonotonicNanoseconds(), std::memory_order_release);
+  }
+  page->collectives_issued.fetch_add(1, std::memory_order_relaxed);
 }
 
 void CollectiveCompleted() {
-  if (auto* page = Page()) page->collectives_completed.fetch_add(1, std::memory_order_relaxed);
+  auto* page = Page();
+  if (page == nullptr) return;
+  if (pending_collectives.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const uint64_t since = pending_since_ns.load(std::memory_order_acquire);
+    const uint64_t now = MonotonicNanoseconds();
+    if (now > since) page->collective_wait_ns.fetch_add(now - since, std::memory_order_relaxed);
+  }
+  page->collectives_completed.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace progress_internal

@@ -19,7 +19,8 @@
 //                    In the first attempt (TORCHELASTIC_RESTART_COUNT 0) rank RANK stops at step
 //                    STEPS/2 as HOW says: "pause" (blocked in StuckInUserCode, a function the
 //                    stacks must name), "stop" (SIGSTOP to itself), "stall" (4 s in
-//                    StuckInUserCode, then on) or "none". Prints
+//                    StuckInUserCode, then on) or "none"; or, in every attempt, "slow" (rank
+//                    RANK waits 3 x STEP_MS after each step, a straggler). Prints
 //                    "done <steps> steps" at the end
 #include <signal.h>
 #include <sys/resource.h>
@@ -168,7 +169,9 @@ int Train(ddp::ProcessGroup& group, int64_t steps, const std::string& how, int v
       return 3;
     }
     ddp::ReportStep(step);
-    if (step_ms > 0) ::usleep(static_cast<useconds_t>(step_ms) * 1000);
+    // "slow": the victim's own work takes three times the others' (a straggler), every attempt.
+    const int own_ms = how == "slow" && group.rank() == victim ? 3 * step_ms : step_ms;
+    if (own_ms > 0) ::usleep(static_cast<useconds_t>(own_ms) * 1000);
   }
   std::printf("done %lld steps\n", static_cast<long long>(steps));
   return 0;

@@ -1,5 +1,7 @@
 // What each worker sees: the environment contract, its arguments, the store.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -131,4 +133,42 @@ TEST_CASE("the hello_store example runs as a four-worker job") {
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].find("all 4 ranks arrived") != std::string::npos);
   }
+}
+
+TEST_CASE("--numa_binding=node binds each worker to its node's CPUs and prefers its memory") {
+  // This machine, for real: each worker on the CPUs of the node it is given (without GPUs, the
+  // ranks in turn over the nodes), its memory policy "prefer" that node, inherited through exec.
+  const std::string show =
+      "grep Cpus_allowed_list /proc/self/status; grep -c ' prefer:[0-9]' /proc/self/numa_maps";
+  auto result = Run(Ddprun({"--nproc_per_node=2", "--numa_binding=node", "--no_python", "/bin/sh",
+                            "-c", show}));
+  INFO(result.out << result.err);
+  REQUIRE(result.code() == 0);
+  std::vector<std::string> nodes;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node")) {
+    const std::string name = entry.path().filename();
+    if (name.rfind("node", 0) == 0 && std::isdigit(static_cast<unsigned char>(name[4]))) {
+      nodes.push_back(name);
+    }
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const std::string& a, const std::string& b) {
+    return std::stoi(a.substr(4)) < std::stoi(b.substr(4));
+  });
+  REQUIRE_FALSE(nodes.empty());
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string node = nodes[static_cast<size_t>(rank) % nodes.size()];
+    std::string cpus = ReadFile("/sys/devices/system/node/" + node + "/cpulist");
+    cpus.erase(cpus.find_last_not_of('\n') + 1);
+    const auto lines = RankLines(result.out, rank);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "Cpus_allowed_list:\t" + cpus);
+    CHECK(std::stoi(lines[1]) > 0);  // mappings with the preferred policy
+  }
+}
+
+TEST_CASE("an unknown --numa_binding mode is a usage error that starts nothing") {
+  auto result = Run(Ddprun({"--numa_binding=cores", "/bin/true"}));
+  CHECK(result.code() == 2);
+  CHECK(Count(result.err,
+              "--numa_binding must be node, socket, exclusive or core-complex, not 'cores'") == 1);
 }

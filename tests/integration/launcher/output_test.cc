@@ -77,6 +77,17 @@ TEST_CASE("a last line without a newline is still forwarded") {
   CHECK(RankLines(result.out, 1) == std::vector<std::string>{"no newline at the end"});
 }
 
+TEST_CASE("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE shapes each line's prefix as under torchrun") {
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--role=trainer", kTestWorker,
+                            "partial"}),
+                    {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "<${role_name}:$rank/${local_rank} $x>"}});
+  INFO(result.out << result.err);
+  REQUIRE(result.code() == 0);
+  CHECK(Count(result.out, "<trainer:0/0 $x>no newline at the end") == 1);
+  CHECK(Count(result.out, "<trainer:1/1 $x>no newline at the end") == 1);
+  CHECK(Count(result.out, "[rank") == 0);
+}
+
 TEST_CASE("the flag --local_ranks_filter shows the console output of the chosen local ranks only") {
   auto result = Run(Ddprun(
       {"--standalone", "--nproc_per_node=4", "--local_ranks_filter=1,3", kTestWorker, "env"}));

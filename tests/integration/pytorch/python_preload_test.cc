@@ -63,7 +63,10 @@ TEST_CASE("a worker forked by --python_preload sees what a worker started by exe
               {"--hang_timeout=60", PreloadScript("process_facts.py")},
               {}},
       Variant{
-          "PYTHONHASHSEED given", {PreloadScript("process_facts.py")}, {{"PYTHONHASHSEED", "7"}}});
+          "PYTHONHASHSEED given", {PreloadScript("process_facts.py")}, {{"PYTHONHASHSEED", "7"}}},
+      Variant{"--numa_binding=node (CPUs and memory policy)",
+              {"--numa_binding=node", PreloadScript("process_facts.py")},
+              {}});
   INFO(variant.name);
   std::vector<std::string> fresh_args = {"--run_id=facts"};
   fresh_args.insert(fresh_args.end(), variant.args.begin(), variant.args.end());
@@ -86,6 +89,8 @@ TEST_CASE("a worker forked by --python_preload sees what a worker started by exe
   CHECK(std::count(facts.begin(), facts.end(), "parent_death_signal: 9") == 1);
   CHECK(std::count(facts.begin(), facts.end(), "own_process_group: True") == 1);
   CHECK(std::count(facts.begin(), facts.end(), "c_environ_is_os_environ: True") == 1);
+  const bool bound = std::count(variant.args.begin(), variant.args.end(), "--numa_binding=node");
+  CHECK(std::count(facts.begin(), facts.end(), "memory_policy_preferred: True") == (bound ? 1 : 0));
 }
 
 TEST_CASE(

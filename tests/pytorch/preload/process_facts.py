@@ -31,6 +31,8 @@ facts = {
     "umask": os.umask(0o22),
     "hash_randomization": sys.flags.hash_randomization,
     "hash_of_abc_with_seed": hash("abc") if os.environ.get("PYTHONHASHSEED") else None,
+    "cpus": sorted(os.sched_getaffinity(0)),
+    "memory_policy_preferred": " prefer:" in open("/proc/self/numa_maps").read(),
 }
 
 

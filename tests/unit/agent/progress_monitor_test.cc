@@ -90,3 +90,33 @@ TEST_CASE("a descriptor that is not a progress page is refused") {
   ::close(fd);
   CHECK(mapping.status().code() == StatusCode::kInvalidArgument);
 }
+
+TEST_CASE("steps are timed by the times the page says they were reported, less the waits") {
+  Monitored m(false);
+  ProgressPage* page = m.worker_page.page();
+  const auto reported = [&](std::chrono::milliseconds since_start) {
+    return static_cast<uint64_t>(
+        std::chrono::nanoseconds((m.start + since_start).time_since_epoch()).count());
+  };
+  RankProgress rank;
+  // A step every 100 ms, 60 of which waiting in collectives; sampled every 350 ms.
+  for (int64_t step = 0; step <= StepTimer::kWindowSteps + 2; ++step) {
+    page->collective_wait_ns.store(static_cast<uint64_t>(step) * 60'000'000);
+    page->step_reported_ns.store(reported(step * 100ms));
+    page->step.store(step);
+    if (step % 3 == 0) rank = m.At(step * 100ms + 350ms);
+  }
+  CHECK(rank.step_time == 40ms);
+}
+
+TEST_CASE("a progress file's steps are timed by the samples") {
+  Monitored m(false);
+  RankProgress rank;
+  for (int64_t step = 0; step <= StepTimer::kWindowSteps; ++step) {
+    // Each write a different size: two writes within one tick of the file system's clock are
+    // otherwise the same to a stat.
+    m.WriteFile(std::string(static_cast<size_t>(step), ' ') + std::to_string(step) + "\n");
+    rank = m.At(step * 200ms);
+  }
+  CHECK(rank.step_time == 200ms);
+}

@@ -30,7 +30,8 @@ class LocalCoordinator final : public RoundCoordinator {
   NodeAssignment round_;
   RestartPolicy policy_;
   const HangSettings hang_;
-  HangLatch hang_latch_;  // of the current round
+  HangLatch hang_latch_;            // of the current round
+  StragglerWatch straggler_watch_;  // of the current round
   RoundEvents events_;
 };
 

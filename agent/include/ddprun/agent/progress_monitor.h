@@ -6,7 +6,8 @@
 //   there is the worker's step (the contract for programs of any language);
 // - with --hang_progress=output, the bytes it wrote to stdout or stderr.
 // Sampling reads the page and stats the file: no system call in the worker, one stat per worker
-// here. Not thread-safe: the supervisor's loop owns it.
+// here. It also times the worker's steps (step_timer.h) for straggler detection: by the times
+// the page says its steps were reported, or by the samples' for a progress file. Not thread-safe: the supervisor's loop owns it.
 #pragma once
 
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "ddprun/base/hang_finder.h"
 #include "ddprun/base/progress_page.h"
 #include "ddprun/base/status.h"
+#include "ddprun/base/step_timer.h"
 
 namespace ddprun {
 
@@ -36,7 +38,8 @@ class ProgressMonitor {
   // The worker started at `now`: its idle time counts from here.
   void Started(int local_rank, Clock::time_point now);
   // The worker's progress at `now`; `output_bytes`: what its streams have delivered so far.
-  // Fills the counters, `progressed` and `idle` of `rank`; its identity is the caller's.
+  // Fills the counters, `progressed`, `idle` and `step_time` of `rank`; its identity is the
+  // caller's.
   void Sample(int local_rank, uint64_t output_bytes, Clock::time_point now, RankProgress& rank);
 
  private:
@@ -53,6 +56,7 @@ class ProgressMonitor {
     uint64_t output_bytes = 0;
     Clock::time_point last_progress;
     bool progressed = false;
+    StepTimer step_timer;
   };
   // Stats the progress file; true when it was written since the last look.
   static bool FileChanged(Worker& worker);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ddprun/base/hang_finder.h"
+#include "ddprun/base/straggler_watch.h"
 #include "ddprun/base/worker_failure.h"
 #include "ddprun/rendezvous/round_types.h"
 
@@ -37,6 +38,9 @@ struct RoundEvents {
   // A hang was found (hang_finder.h): the node collects the stacks of its hung ranks, then
   // stops and reports them as failed, or only reports (--hang_action=stacks).
   std::function<void(const HangFinding& finding)> on_hang;
+  // A rank became a straggler or recovered (--straggler_ratio, straggler_watch.h): the node
+  // running it says so on its console, the others in their logs.
+  std::function<void(const StragglerNews& news)> on_straggler;
 };
 
 class RoundCoordinator {
@@ -51,9 +55,10 @@ class RoundCoordinator {
   // a hang under --hang_action=fail).
   virtual void ReportFailure(const NodeAssignment& round, const WorkerFailure& failure,
                              int exit_status) = 0;
-  // This node's running ranks' progress, sampled while hang detection is on. The coordinator
-  // looks for a hang in the whole job's: the node's own (LocalCoordinator), or every node's, at
-  // the server (RendezvousCoordinator). A hang found is on_hang, once per stall.
+  // This node's running ranks' progress, sampled while hang or straggler detection is on. The
+  // coordinator looks for a hang and stragglers in the whole job's: the node's own
+  // (LocalCoordinator), or every node's, at the server (RendezvousCoordinator). A hang found is
+  // on_hang, once per stall; a straggler's news on_straggler.
   virtual void ReportProgress(const NodeAssignment& round, std::vector<RankProgress> ranks) = 0;
   // Every worker of this node exited 0 in `round`.
   virtual void ReportSuccess(const NodeAssignment& round) = 0;

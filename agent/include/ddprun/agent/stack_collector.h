@@ -2,7 +2,7 @@
 // - Native stacks of every thread: gdb in batch mode, when it is installed and may attach (it
 //   says why not otherwise: not installed, or ptrace refused, with the kernel's ptrace_scope).
 // - Python stacks of every thread, for a worker that armed ddprun's Python hook
-//   (python_stack_hook.h): it is signalled and its faulthandler dumps them. A stopped worker
+//   (python_hook.h): it is signalled and its faulthandler dumps them. A stopped worker
 //   (SIGSTOP) cannot run the handler; that is said instead.
 // Each worker's go to its stacks file, with a heading; the excerpt is the innermost frames of
 // its main thread (Python's first), for the failure report. Blocking (gdb takes a second or

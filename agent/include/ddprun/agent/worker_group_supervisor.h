@@ -67,6 +67,8 @@ struct SupervisorOptions {
   // How each worker is started: its output channels (pipes or terminals, of which size), the
   // job's cgroup. Its stdin_channel is decided per worker from `input`.
   SpawnOptions spawn;
+  // --numa_binding: each local rank's CPUs and memory node, by local rank; empty: none.
+  std::vector<WorkerBinding> bindings;
   enum class Input {
     kNobody,      // every worker reads /dev/null
     kRankZero,    // this process's stdin goes to the worker of global rank 0 (srun's default)

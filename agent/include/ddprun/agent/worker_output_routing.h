@@ -47,6 +47,10 @@ struct OutputRoutingOptions {
   PerRankStreams redirects;                         // to the log files only
   PerRankStreams tee;                               // to the log files and the console
   std::optional<std::set<int>> local_ranks_filter;  // console output of these local ranks only
+  // TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, when set, and --role: each line's prefix
+  // (log_line_prefix.h).
+  std::optional<std::string> line_prefix_template;
+  std::string role = "default";
   int console_stdout = STDOUT_FILENO;  // where the console is (the agent's own stdout and stderr)
   int console_stderr = STDERR_FILENO;
 };

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/agent/numa_binding.h"
 #include "ddprun/base/status.h"
 #include "ddprun/base/worker_failure.h"  // SignalName
 
@@ -67,6 +68,9 @@ struct SpawnOptions {
   // Lets this process's descendants (a debugger collecting stacks) attach to the worker where
   // the kernel allows only ancestors to (Yama ptrace_scope 1).
   bool debuggable_by_parent = false;
+  // When set: the CPUs the worker runs on and the memory node it prefers, set before exec
+  // (--numa_binding, numa_binding.h).
+  std::optional<WorkerBinding> binding;
 };
 
 // Sets the size of a terminal whose master is `master_fd` (its session gets SIGWINCH).
@@ -93,6 +97,7 @@ struct ForkedStart {
   int inherited_fd;       // -1: none
   const std::string& working_dir;
   bool debuggable_by_parent;
+  const std::optional<WorkerBinding>& binding;
 };
 
 // A process that starts workers as forks of itself (python_preload.h) instead of by exec. Each

@@ -33,12 +33,18 @@ struct HangSettings {
   };
   Action action = Action::kRestart;
   bool output_is_progress = false;  // --hang_progress=output: any output is a heartbeat
+  // Straggler detection rides on the same sampling of progress (straggler_watch.h):
+  // --straggler_ratio, 0 when off. A job with a hang timeout has it at 1.5 unless told.
+  double straggler_ratio = 0;
 
   bool enabled() const { return timeout.count() > 0; }
+  bool watches_stragglers() const { return straggler_ratio > 0; }
+  // Whether the agents sample their workers' progress at all: for either watch.
+  bool samples_progress() const { return enabled() || watches_stragglers(); }
   // first_timeout, or its default: max(timeout, 5 min) (start-up and loading data are slow).
   std::chrono::milliseconds EffectiveFirstTimeout() const;
   // How often progress is sampled (agents) and searched (the server): timeout / 8, from 50 to
-  // 500 ms. A hang is found within the timeout plus about this.
+  // 500 ms; 250 ms without a timeout. A hang is found within the timeout plus about this.
   std::chrono::milliseconds SamplingPeriod() const;
 };
 
@@ -56,6 +62,9 @@ struct RankProgress {
   bool in_collective = false;         // one it started has not finished
   bool progressed = false;            // it has made progress since it started
   std::chrono::milliseconds idle{0};  // since its last progress (since it started, if none)
+  // What a step costs it (step_timer.h); 0 until it has taken StepTimer::kWindowSteps steps.
+  std::chrono::microseconds step_time{0};
+  bool straggler = false;  // in a status snapshot: the job names it a straggler
 };
 
 struct HangFinding {

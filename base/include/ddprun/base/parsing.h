@@ -27,6 +27,9 @@ std::optional<Int> ParseInteger(std::string_view text,
   return value;
 }
 
+// `text` as a finite decimal number, all of it ("1.5", "2", "1e3").
+std::optional<double> ParseNumber(std::string_view text);
+
 // `text` as a non-negative number of seconds, fractions allowed ("0.3", "600"), of at most
 // `max_seconds`; rounded to milliseconds.
 std::optional<std::chrono::milliseconds> ParseSeconds(std::string_view text,

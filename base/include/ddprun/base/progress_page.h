@@ -15,12 +15,23 @@
 
 namespace ddprun {
 
+//
+// The layout is a contract with a second writer, ddprun's Python hook (agent/python/
+// ddprun_hook.py), which maps the same page from a PyTorch worker: a change here is a change
+// there, and a new magic.
 struct ProgressPage {
-  static constexpr uint64_t kMagic = 0x314750524e524444;  // "DDRNRPG1", little-endian
+  static constexpr uint64_t kMagic = 0x324750524e524444;  // "DDRNRPG2", little-endian
   uint64_t magic;
   std::atomic<uint64_t> collectives_issued;     // collectives the worker has started
   std::atomic<uint64_t> collectives_completed;  // of those, the ones finished (or failed)
   std::atomic<int64_t> step;                    // the last training step reported; -1: none
+  // Nanoseconds the worker has spent with at least one collective started and not finished,
+  // counted each time the last one finishes. What a step costs the rank itself is its time
+  // less this: a rank that waits for a slower one waits inside a collective (straggler_watch.h).
+  std::atomic<uint64_t> collective_wait_ns;
+  // CLOCK_MONOTONIC (the agent's steady_clock) in nanoseconds when `step` was last written,
+  // written before it; 0: never. Steps are timed by the worker's clock, not the agent's samples.
+  std::atomic<uint64_t> step_reported_ns;
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
                   std::atomic<int64_t>::is_always_lock_free,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/agent/numa_binding.h"
 #include "ddprun/agent/python_preload.h"
 #include "ddprun/agent/worker_output_routing.h"
 #include "ddprun/base/client_security.h"
@@ -53,6 +54,8 @@ struct LaunchConfig {
   // --python_preload: what the node's preloading interpreter runs and imports; unset: workers
   // start by exec.
   std::optional<PythonPreloadSpec> python_preload;
+  // --numa_binding: how each worker is bound to the CPUs and memory nearest its GPU; unset: not.
+  std::optional<NumaBinding> numa_binding;
 
   // Multi-node (a rendezvous endpoint was given): the server, the job's settings, how to reach
   // the server safely, and the address this node is reached at (empty: found from the route to

@@ -127,9 +127,9 @@ class JobRounds {
   // Fills the node's slot of a round adopted from the nodes that ran it.
   Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   void MaybeCompleteRound(RendezvousTime now);
-  // Searches the running round's progress for a hang, at most once per sampling period; emits
-  // kHang for a new one.
-  void LookForHang(RendezvousTime now);
+  // Searches the running round's progress for a hang and for stragglers, at most once per
+  // sampling period; emits kHang for a new hang, kStraggler for each straggler's news.
+  void WatchProgress(RendezvousTime now);
   void CompleteRound();
   // Ends the running round: members must stop their workers and join again.
   // `failure`: the worker failure that caused it, if one did.
@@ -163,8 +163,9 @@ class JobRounds {
   std::set<std::string> succeeded_;                 // members done in the current round
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
-  HangLatch hang_latch_;  // of the running round
-  RendezvousTime next_hang_search_{};
+  HangLatch hang_latch_;              // of the running round
+  StragglerWatch straggler_watch_;    // of the running round
+  RendezvousTime next_progress_search_{};
   std::vector<NodeEvent> events_;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ddprun/base/hang_finder.h"
+#include "ddprun/base/straggler_watch.h"
 #include "ddprun/base/worker_failure.h"
 
 namespace ddprun {
@@ -61,7 +62,7 @@ struct RunningRound {
 };
 
 struct NodeEvent {
-  enum class Type { kRoundReady, kRestart, kJobComplete, kJobFailed, kHang };
+  enum class Type { kRoundReady, kRestart, kJobComplete, kJobFailed, kHang, kStraggler };
   std::string node_id;
   Type type;
   NodeAssignment assignment;  // kRoundReady
@@ -70,6 +71,7 @@ struct NodeEvent {
   // kRestart, kJobFailed: the worker failure behind it, when one is (not for a lost node).
   std::optional<WorkerFailure> failure;
   HangFinding hang;  // kHang
+  StragglerNews straggler;  // kStraggler
 };
 
 // A node's ranks' progress in a round, as its agent sampled it.

@@ -1,0 +1,70 @@
+"""What ddprun's Python hook (agent/python/sitecustomize.py, on with --hang_timeout or
+--straggler_ratio) costs each collective of an unmodified PyTorch script, against a 2-rank gloo
+all-reduce of 1 MiB. bench/workers/hook_cost_probe.py measures inside one job: the c10d
+wrapper's own cost, and a DDP step on DDP's own all-reduce against one whose bucket the hook
+counts (both models in the same process, in turn). It runs under ddprun with the hook and under
+torchrun (no hook: its all-reduce is the anchor), in interleaved runs; medians, with the spread.
+
+Usage: /usr/bin/python3 bench/python_hook_cost.py [RUNS]
+"""
+import json
+import os
+import subprocess
+import sys
+
+from common import DDPRUN, PYTHON, ROOT, TORCHRUN, median, require
+
+PROBE = os.path.join(ROOT, "bench", "workers", "hook_cost_probe.py")
+ARGS = ["--standalone", "--nproc_per_node=2", PROBE]
+LAUNCHERS = {
+    "ddprun": [DDPRUN, "--hang_timeout=600"] + ARGS,
+    "torchrun": TORCHRUN + ARGS,
+}
+
+
+def one_run(command):
+    env = dict(os.environ, OMP_NUM_THREADS="1",
+               PATH=os.path.dirname(PYTHON) + ":" + os.environ.get("PATH", ""))
+    out = subprocess.run(command, check=True, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout
+    for line in out.splitlines():
+        start = line.find("{")
+        if start >= 0:
+            return json.loads(line[start:])
+    sys.exit(f"bench: {command[0]} printed no result")
+
+
+def spread(values):
+    return f"(min {min(values):.1f}, max {max(values):.1f}, n={len(values)})"
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    require(DDPRUN, "ddprun")
+    results = {name: [] for name in LAUNCHERS}
+    for _ in range(runs):
+        for name, command in LAUNCHERS.items():
+            results[name].append(one_run(command))
+    if not all(r["hook"] for r in results["ddprun"]):
+        sys.exit("bench: the hook was not on under ddprun --hang_timeout")
+    for name in LAUNCHERS:
+        values = [r["allreduce_us"] for r in results[name]]
+        print(f"{name:9s} all_reduce 1 MiB, 2 ranks, gloo: median {median(values):8.1f} us   "
+              f"{spread(values)}{'  (counted by the hook)' if name == 'ddprun' else ''}")
+    ours = results["ddprun"]
+    wrapper = [r["wrapper_us"] for r in ours]
+    ddp_extra = [r["ddp_counted_us"] - r["ddp_plain_us"] for r in ours]
+    plain = [r["ddp_plain_us"] for r in ours]
+    print(f"hook      c10d wrapper per call:      median {median(wrapper):8.3f} us   "
+          f"{spread(wrapper)}")
+    print(f"hook      DDP step, DDP's all-reduce: median {median(plain):8.1f} us   {spread(plain)}")
+    print(f"hook      DDP step, counted bucket:   {median(ddp_extra):+.1f} us a bucket   "
+          f"{spread(ddp_extra)}")
+    anchor = median([r["allreduce_us"] for r in results["torchrun"]])
+    print(f"ratio     wrapper {100 * median(wrapper) / anchor:.3f}% and counted DDP bucket "
+          f"{100 * median(ddp_extra) / anchor:+.2f}% of torchrun's 1 MiB all_reduce "
+          "(target < 1%)")
+
+
+if __name__ == "__main__":
+    main()
