@@ -1,8 +1,9 @@
 """What ddprun's Python hook (agent/python/sitecustomize.py, on with --hang_timeout or
 --straggler_ratio) costs each collective of an unmodified PyTorch script, against a 2-rank gloo
 all-reduce of 1 MiB. bench/workers/hook_cost_probe.py measures inside one job: the c10d
-wrapper's own cost, and a DDP step on DDP's own all-reduce against one whose bucket the hook
-counts (both models in the same process, in turn). It runs under ddprun with the hook and under
+wrapper's own cost, the cost of its count of a DDP step (a forward opens one collective, the
+backward's bucket all-reduces, which the next step closes), and, as a check, a DDP step the
+hook leaves uncounted against one it counts (both in the same process, in turn). It runs under ddprun with the hook and under
 torchrun (no hook: its all-reduce is the anchor), in interleaved runs; medians, with the spread.
 
 Usage: /usr/bin/python3 bench/python_hook_cost.py [RUNS]
@@ -53,17 +54,22 @@ def main():
               f"{spread(values)}{'  (counted by the hook)' if name == 'ddprun' else ''}")
     ours = results["ddprun"]
     wrapper = [r["wrapper_us"] for r in ours]
-    ddp_extra = [r["ddp_counted_us"] - r["ddp_plain_us"] for r in ours]
-    plain = [r["ddp_plain_us"] for r in ours]
-    print(f"hook      c10d wrapper per call:      median {median(wrapper):8.3f} us   "
+    ddp_own = [r["ddp_us"] for r in ours]
+    uncounted = [r["ddp_uncounted_us"] for r in ours]
+    counting = [r["ddp_counted_us"] - r["ddp_uncounted_us"] for r in ours]
+    print(f"hook      c10d wrapper per call:        median {median(wrapper):8.3f} us   "
           f"{spread(wrapper)}")
-    print(f"hook      DDP step, DDP's all-reduce: median {median(plain):8.1f} us   {spread(plain)}")
-    print(f"hook      DDP step, counted bucket:   {median(ddp_extra):+.1f} us a bucket   "
-          f"{spread(ddp_extra)}")
+    print(f"hook      count of a DDP step:          median {median(ddp_own):8.3f} us   "
+          f"{spread(ddp_own)}")
+    print(f"hook      DDP step, uncounted:          median {median(uncounted):8.1f} us   "
+          f"{spread(uncounted)}")
+    print(f"hook      DDP step, counted:            {median(counting):+8.1f} us   "
+          f"{spread(counting)}")
     anchor = median([r["allreduce_us"] for r in results["torchrun"]])
-    print(f"ratio     wrapper {100 * median(wrapper) / anchor:.3f}% and counted DDP bucket "
-          f"{100 * median(ddp_extra) / anchor:+.2f}% of torchrun's 1 MiB all_reduce "
-          "(target < 1%)")
+    print(f"ratio     of torchrun's 1 MiB all_reduce: c10d wrapper "
+          f"{100 * median(wrapper) / anchor:.2f}%, count of a DDP step "
+          f"{100 * median(ddp_own) / anchor:.2f}% (target < 1%); the DDP steps' difference, "
+          f"{100 * median(counting) / anchor:+.2f}%")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@
 #   before it stops a hung worker;
 # - once torch is imported, counts in the worker's progress page ($DDPRUN_PROGRESS_FD, the layout
 #   of ddprun/base/progress_page.h) each torch.distributed collective started and finished (the
-#   c10d functions, and the buckets DDP all-reduces, through a communication hook), the time spent
-#   inside them, and each optimizer step;
+#   c10d functions, and each DDP forward's backward, in which DDP all-reduces its buckets), the
+#   time spent inside them, and each optimizer step;
 # then runs the sitecustomize it shadows (the distribution's), if there is one.
 #
 # It never changes what the program computes, and a part that cannot work (no page, a torch
@@ -46,16 +46,21 @@ class _Progress:
     open_collectives = 0
     open_since_ns = 0
     steps = 0
+    ddp_open = False  # a DDP forward's backward is counted as open (_count_ddp_backwards)
 
     @classmethod
     def forget_page(cls):
         cls.page, cls.mapped, cls.open_collectives, cls.steps = None, False, 0, 0
+        cls.ddp_open = False
+
+    # The page's words (ddprun/base/progress_page.h), as indexes of a memoryview of them:
+    # storing one is one aligned 8-byte write, which the agent reads whole.
+    MAGIC_WORD, ISSUED, COMPLETED, STEP, WAIT_NS, STEP_REPORTED_NS = range(6)
 
     @classmethod
     def _map(cls):
         cls.mapped = True
         try:
-            import ctypes
             import mmap
             import threading
             number = _os.environ.get("DDPRUN_PROGRESS_FD")
@@ -63,17 +68,8 @@ class _Progress:
                 return
             memory = mmap.mmap(int(number), 4096, mmap.MAP_SHARED,
                                mmap.PROT_READ | mmap.PROT_WRITE)
-
-            class Page(ctypes.Structure):
-                _fields_ = [("magic", ctypes.c_uint64),
-                            ("collectives_issued", ctypes.c_uint64),
-                            ("collectives_completed", ctypes.c_uint64),
-                            ("step", ctypes.c_int64),
-                            ("collective_wait_ns", ctypes.c_uint64),
-                            ("step_reported_ns", ctypes.c_uint64)]
-
-            page = Page.from_buffer(memory)
-            if page.magic != cls.MAGIC:
+            page = memoryview(memory).cast("Q")
+            if page[cls.MAGIC_WORD] != cls.MAGIC:
                 return
             cls.lock = threading.Lock()
             cls.page = page
@@ -91,7 +87,7 @@ class _Progress:
             if cls.open_collectives == 0:
                 cls.open_since_ns = _monotonic_ns()
             cls.open_collectives += 1
-            page.collectives_issued += 1
+            page[1] += 1  # ISSUED
 
     @classmethod
     def completed(cls):
@@ -101,8 +97,34 @@ class _Progress:
         with cls.lock:
             cls.open_collectives -= 1
             if cls.open_collectives == 0:
-                page.collective_wait_ns += _monotonic_ns() - cls.open_since_ns
-            page.collectives_completed += 1
+                page[4] += _monotonic_ns() - cls.open_since_ns  # WAIT_NS
+            page[2] += 1  # COMPLETED
+
+    @classmethod
+    def ddp_forward(cls):
+        """A DDP forward: its backward is open from now (one collective) until the next step or
+        DDP forward closes it. Runs once a step, after the heavy work of the last one: what it
+        costs is mostly cache misses, so it does as little as it can."""
+        page = cls.page
+        if page is None:
+            if cls.mapped:
+                return
+            cls._map()
+            page = cls.page
+            if page is None:
+                return
+        with cls.lock:
+            now = _monotonic_ns()
+            if cls.ddp_open:  # the last forward's backward, not closed by a step: it ends here
+                page[2] += 1  # COMPLETED
+                page[4] += now - cls.open_since_ns  # WAIT_NS; the next stretch starts now
+                cls.open_since_ns = now
+            else:
+                if cls.open_collectives == 0:
+                    cls.open_since_ns = now
+                cls.open_collectives += 1
+                cls.ddp_open = True
+            page[1] += 1  # ISSUED
 
     @classmethod
     def stepped(cls):
@@ -111,9 +133,47 @@ class _Progress:
         page = cls.page
         if page is None:
             return
+        if cls.ddp_open:
+            cls.ddp_open = False
+            cls.completed()
         cls.steps += 1
-        page.step_reported_ns = _monotonic_ns()
-        page.step = cls.steps
+        page[5] = _monotonic_ns()  # STEP_REPORTED_NS, before the step (the agent reads it after)
+        page[3] = cls.steps  # STEP
+
+
+class _Completions:
+    """A thread of this process's own that waits for the collectives started asynchronously
+    (async_op=True: a Work), in turn, and counts each one finished.
+
+    Why not a callback on the collective's future (future.then): gloo runs those on its own
+    threads, which then take the GIL; torch 1.13 destroys a gloo process group (with DDP's
+    reducer, at the end of a script) holding the GIL while it joins those threads, and the two
+    wait for each other for ever. Here gloo's threads never run Python."""
+
+    pending = None  # a queue.SimpleQueue: put and get in C, no lock of Python's
+    pid = 0
+
+    @classmethod
+    def watch(cls, work):
+        """Counts `work` finished once its wait() returns."""
+        if cls.pid != _os.getpid():  # the first here (a fork starts with no thread of ours)
+            import queue
+            import threading
+            cls.pending, cls.pid = queue.SimpleQueue(), _os.getpid()
+            threading.Thread(target=cls._run, args=(cls.pending,), name="ddprun-collectives",
+                             daemon=True).start()
+        cls.pending.put(work)
+
+    @staticmethod
+    def _run(pending):
+        while True:
+            work = pending.get()
+            try:
+                work.wait()  # torch releases the GIL while it waits
+            except BaseException:
+                pass  # failed: finished all the same; the script sees the error in its own wait
+            _Progress.completed()
+            del work
 
 
 try:
@@ -148,12 +208,9 @@ def _count_collectives(distributed):
             finished_here = True
             try:
                 work = collective(*args, **kwargs)
-                if work is not None and hasattr(work, "get_future"):  # async_op=True
-                    try:
-                        work.get_future().then(lambda _: _Progress.completed())
-                        finished_here = False
-                    except Exception:
-                        pass  # no future for this backend: counted as finished now
+                if work is not None and hasattr(work, "wait"):  # async_op=True
+                    _Completions.watch(work)
+                    finished_here = False
                 return work
             finally:
                 inside.depth = 0
@@ -168,75 +225,27 @@ def _count_collectives(distributed):
             setattr(distributed, name, counting(collective))
 
 
-def _count_ddp_buckets(ddp_module):
-    """DDP all-reduces its gradient buckets in C++, out of the c10d functions' sight: its
-    communication hook is the point where each bucket passes. A script's own hook is wrapped to
-    be counted; a DDP without one gets, before its first forward, the hook that does what DDP's
-    built-in all-reduce does (divide by the group's size, then sum)."""
+def _count_ddp_backwards(ddp_module):
+    """DDP all-reduces its gradient buckets in C++ during backward, out of the c10d functions'
+    sight, and waits for them before the backward returns. So each DDP forward (with gradients)
+    opens one collective, which the next optimizer step or DDP forward closes: the rank is
+    inside it through the loss and the backward, where DDP's all-reduces run. A per-bucket
+    count would take a Python communication hook, which costs a bucket more than a whole step
+    of this (bench/python_hook_cost.py), and whose callbacks run on gloo's threads (see
+    _Completions). DDP's all-reduce stays its own, in C++."""
     import functools
+    import torch
     ddp = getattr(ddp_module, "DistributedDataParallel", None)
-    if ddp is None or not hasattr(ddp, "register_comm_hook"):
+    if ddp is None:
         return
-    import torch.distributed as distributed
-    all_reduce = getattr(distributed.all_reduce, "__wrapped__", distributed.all_reduce)
-    register, register_builtin, forward = (ddp.register_comm_hook,
-                                           getattr(ddp, "_register_builtin_comm_hook", None),
-                                           ddp.forward)
-
-    def counted_future(future):
-        def finished(done):
-            try:
-                return done.value()[0] if isinstance(done.value(), list) else done.value()
-            finally:
-                _Progress.completed()
-        return future.then(finished)
-
-    def allreduce_hook(process_group, bucket):
-        group = process_group if process_group is not None else distributed.group.WORLD
-        tensor = bucket.buffer().div_(group.size())
-        _Progress.issued()
-        try:
-            future = all_reduce(tensor, group=group, async_op=True).get_future()
-        except BaseException:
-            _Progress.completed()
-            raise
-        return counted_future(future)
-
-    def wrap_hook(hook):
-        @functools.wraps(hook)
-        def counted_hook(state, bucket):
-            _Progress.issued()
-            try:
-                future = hook(state, bucket)
-            except BaseException:
-                _Progress.completed()
-                raise
-            return counted_future(future)
-        return counted_hook
-
-    @functools.wraps(register)
-    def register_comm_hook(self, state, hook):
-        self._ddprun_comm_hook = True
-        return register(self, state, wrap_hook(hook))
-
-    def register_builtin_comm_hook(self, comm_hook_type):
-        self._ddprun_comm_hook = True  # C++ all the way: its buckets are not counted
-        return register_builtin(self, comm_hook_type)
+    forward = ddp.forward
 
     @functools.wraps(forward)
     def counted_forward(self, *inputs, **kwargs):
-        if not getattr(self, "_ddprun_comm_hook", False):
-            self._ddprun_comm_hook = True
-            try:
-                register(self, self.process_group, allreduce_hook)
-            except Exception:
-                pass  # this torch refuses it: DDP's own all-reduce runs, uncounted
+        if not getattr(self, "_ddprun_uncounted", False) and torch.is_grad_enabled():
+            _Progress.ddp_forward()
         return forward(self, *inputs, **kwargs)
 
-    ddp.register_comm_hook = register_comm_hook
-    if register_builtin is not None:
-        ddp._register_builtin_comm_hook = functools.wraps(register_builtin)(
-            register_builtin_comm_hook)
     ddp.forward = counted_forward
 
 
@@ -281,7 +290,7 @@ def _count_optimizer_steps(optim):
 # What to patch in which module, the moment that module's import has run.
 _PATCHES = {
     "torch.distributed": _count_collectives,
-    "torch.nn.parallel.distributed": _count_ddp_buckets,
+    "torch.nn.parallel.distributed": _count_ddp_backwards,
     "torch.optim": _count_optimizer_steps,
 }
 

@@ -83,7 +83,12 @@ struct ChildSetup {
   const char* working_dir = nullptr;  // null: the parent's
   int inherited_fd = -1;              // -1: none
   bool debuggable_by_parent = false;
-  const BindingMasks* binding = nullptr;  // null: none
+  // --numa_binding's masks (BindingMasks, kept by the parent), as plain words: the child calls
+  // no function, not even a vector's accessors. Null: no binding.
+  const unsigned long* cpu_mask = nullptr;
+  long cpu_mask_bytes = 0;
+  const unsigned long* node_mask = nullptr;
+  long node_mask_bits = 0;
   // Written by the child when it fails, read by the parent once it exited.
   bool failed = false;
   ChildStep failed_step = ChildStep::kSetUp;
@@ -149,16 +154,15 @@ DDPRUN_CHILD_CODE int ExecChild(void* argument) {
       (result = ChildSyscall(SYS_chdir, reinterpret_cast<long>(setup.working_dir))) < 0) {
     FailChild(setup, ChildStep::kChangeDirectory, result);
   }
-  if (const BindingMasks* binding = setup.binding) {
+  if (setup.cpu_mask != nullptr) {
     // MPOL_PREFERRED: the node first, others when it is full. maxnode counts one more bit than
     // the mask holds, as the kernel (and numactl) expect.
     constexpr long kMpolPreferred = 1;
-    const auto cpu_bytes = static_cast<long>(binding->cpus.size() * sizeof(unsigned long));
-    const auto node_bits = static_cast<long>(binding->nodes.size() * 8 * sizeof(unsigned long));
-    if ((result = ChildSyscall(SYS_sched_setaffinity, 0, cpu_bytes,
-                               reinterpret_cast<long>(binding->cpus.data()))) < 0 ||
+    if ((result = ChildSyscall(SYS_sched_setaffinity, 0, setup.cpu_mask_bytes,
+                               reinterpret_cast<long>(setup.cpu_mask))) < 0 ||
         (result = ChildSyscall(SYS_set_mempolicy, kMpolPreferred,
-                               reinterpret_cast<long>(binding->nodes.data()), node_bits + 1)) < 0) {
+                               reinterpret_cast<long>(setup.node_mask),
+                               setup.node_mask_bits + 1)) < 0) {
       FailChild(setup, ChildStep::kBind, result);
     }
   }
@@ -247,7 +251,7 @@ struct PreparedWorker {
   Fd in_theirs, in_ours;  // the stdin it reads (when not inherited), and where input is written
   std::vector<char*> c_argv;
   std::vector<char*> c_envp;
-  std::unique_ptr<BindingMasks> binding_masks;  // on the heap: `setup` points at it
+  std::unique_ptr<BindingMasks> binding_masks;  // `setup` points into it
   ChildSetup setup;
   enum class Via {
     kExec,         // clone and exec (process_clone.h)
@@ -308,7 +312,11 @@ Status Prepare(PreparedWorker& worker) {
   setup.debuggable_by_parent = options.debuggable_by_parent;
   if (options.binding) {
     worker.binding_masks = std::make_unique<BindingMasks>(BindingMasks::Of(*options.binding));
-    setup.binding = worker.binding_masks.get();
+    const BindingMasks& masks = *worker.binding_masks;
+    setup.cpu_mask = masks.cpus.data();
+    setup.cpu_mask_bytes = static_cast<long>(masks.cpus.size() * sizeof(unsigned long));
+    setup.node_mask = masks.nodes.data();
+    setup.node_mask_bits = static_cast<long>(masks.nodes.size() * 8 * sizeof(unsigned long));
   }
   return Status::Ok();
 }

@@ -6,11 +6,15 @@ one JSON line:
                    (counted by the hook when it is on)
   wrapper_us       the hook's own cost per c10d call: its counting wrapper around a collective
                    that does nothing, less that collective called bare (0 without the hook)
-  ddp_plain_us     median DDP step (forward, backward, 1 MiB of gradients in one bucket) of a
-                   model on DDP's own all-reduce
-  ddp_counted_us   the same for a model whose buckets the hook counts (its communication hook);
-                   equal to ddp_plain_us without the hook
-Both DDP models step in turn in the same process, so the machine's noise falls on both.
+  ddp_us           the hook's own cost per DDP step: a forward's count and the step's close
+                   (what counts the backward's bucket all-reduces as one collective), less a
+                   call that does nothing (0 without the hook)
+  ddp_uncounted_us median DDP step (forward, backward, 1 MiB of gradients in one bucket) of a
+                   model the hook does not count, over a group of the rank alone (the step's own
+                   cost, without the wait for the other rank)
+  ddp_counted_us   the same for a model whose forwards the hook counts (without the hook, not
+                   counted either): a check that ddp_us is what a step costs more
+Both models step in turn in the same process, so the machine's noise falls on both.
 """
 import json
 import statistics
@@ -23,6 +27,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 ROUNDS = 15
+DDP_STEPS = 500
 
 
 def median_us(samples):
@@ -60,17 +65,42 @@ def wrapper_cost_us(hook):
     return max(0.0, median_us(wrapped) - median_us(bare))
 
 
-def ddp_models():
-    """Two identical models of 262,144 parameters (1 MiB of gradients, one bucket): the first
-    keeps DDP's own all-reduce (the hook is told a hook is there), the second gets the hook's."""
-    models = []
-    for counted in (False, True):
+def ddp_cost_us(hook):
+    """What the hook adds to a DDP forward: its count (the last backward closed, this one
+    opened), against nothing; many calls."""
+    if hook is None or not hasattr(hook, "_Progress"):
+        return 0.0
+    progress = hook._Progress
+
+    def counted():
+        progress.ddp_forward()
+
+    def nothing():
+        return None
+    calls, bare, wrapped = 20000, [], []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        for _ in range(calls):
+            nothing()
+        bare.append((time.perf_counter() - start) / calls)
+        start = time.perf_counter()
+        for _ in range(calls):
+            counted()
+        wrapped.append((time.perf_counter() - start) / calls)
+    return max(0.0, median_us(wrapped) - median_us(bare))
+
+
+def ddp_models(group):
+    """Two identical models of 262,144 parameters (1 MiB of gradients, one bucket) over
+    `group`: one the hook leaves uncounted, one whose backward it counts (the same without the
+    hook)."""
+    models = {}
+    for kind in ("uncounted", "counted"):
         torch.manual_seed(0)
         model = DistributedDataParallel(torch.nn.Linear(512, 512, bias=False),
-                                        bucket_cap_mb=25)
-        if not counted:
-            model._ddprun_comm_hook = True
-        models.append(model)
+                                        bucket_cap_mb=25, process_group=group)
+        model._ddprun_uncounted = kind == "uncounted"
+        models[kind] = model
     return models
 
 
@@ -85,24 +115,34 @@ def main():
         per_call(lambda: dist.all_reduce(tensor), 10)  # warm up
     for _ in range(ROUNDS):
         allreduce.append(per_call(lambda: dist.all_reduce(tensor), 20))
-    plain, counted = ddp_models()
+    # Each rank's DDP models over a group of its own: what a step costs it, the hook's work
+    # included, without waiting for the other rank (whose pace, on a shared machine, is noise).
+    own_groups = [dist.new_group([r]) for r in range(dist.get_world_size())]
+    models = ddp_models(own_groups[dist.get_rank()])
     inputs = torch.randn(8, 512)
-    times = {id(plain): [], id(counted): []}
+    times = {kind: [] for kind in models}
 
     def step(model):
         model(inputs).sum().backward()
-    for model in (plain, counted):
+    for model in models.values():
         for _ in range(5):
             step(model)
-    for _ in range(ROUNDS):
-        for model in (plain, counted):
-            times[id(model)].append(per_call(lambda: step(model), 20))
+    # One step of each in turn, timed one by one: the medians of many single steps hold against
+    # the noise that whole batches of steps pick up.
+    dist.barrier()
+    order = list(models.items())
+    for i in range(DDP_STEPS):
+        for kind, model in (order if i % 2 else order[::-1]):  # each first half the time
+            start = time.perf_counter()
+            step(model)
+            times[kind].append(time.perf_counter() - start)
     result = {
         "hook": hook is not None,
         "allreduce_us": round(median_us(allreduce), 1),
         "wrapper_us": round(wrapper_cost_us(hook), 3),
-        "ddp_plain_us": round(median_us(times[id(plain)]), 1),
-        "ddp_counted_us": round(median_us(times[id(counted)]), 1),
+        "ddp_us": round(ddp_cost_us(hook), 3),
+        "ddp_uncounted_us": round(median_us(times["uncounted"]), 1),
+        "ddp_counted_us": round(median_us(times["counted"]), 1),
     }
     if dist.get_rank() == 0:
         print(json.dumps(result), flush=True)
