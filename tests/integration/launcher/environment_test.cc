@@ -135,7 +135,7 @@ TEST_CASE("the hello_store example runs as a four-worker job") {
   }
 }
 
-TEST_CASE("--numa_binding=node binds each worker to its node's CPUs and prefers its memory") {
+TEST_CASE("the flag --numa_binding=node binds each worker to its node's CPUs and prefers its memory") {
   // This machine, for real: each worker on the CPUs of the node it is given (without GPUs, the
   // ranks in turn over the nodes), its memory policy "prefer" that node, inherited through exec.
   const std::string show =
