@@ -28,6 +28,10 @@ echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
 echo "== hang detection (a rank stops: time to the report; the cost of counting progress)"
 /usr/bin/python3 bench/hang_detection.py "${1:-6}"
+echo "== a PyTorch script's restart (warm workers with --python_preload=torch, and without)"
+/usr/bin/python3 bench/python_restart.py "${1:-5}"
+echo "== what the Python hook costs a PyTorch script's collective (hang and straggler detection)"
+/usr/bin/python3 bench/python_hook_cost.py "${1:-5}"
 echo "== all-reduce bandwidth (2 ranks: shared memory, TCP, gloo)"
 /usr/bin/python3 bench/allreduce.py 2 3
 echo "== training throughput (ddprun's DDP beside PyTorch DDP, world 1 and 2)"
