@@ -77,10 +77,15 @@ class _Progress:
             cls.page = None
 
     @classmethod
-    def issued(cls):
+    def mapped_page(cls):
+        """The page, mapped at the first call; None when there is none."""
         if not cls.mapped:
             cls._map()
-        page = cls.page
+        return cls.page
+
+    @classmethod
+    def issued(cls):
+        page = cls.mapped_page()
         if page is None:
             return
         with cls.lock:
@@ -105,14 +110,9 @@ class _Progress:
         """A DDP forward: its backward is open from now (one collective) until the next step or
         DDP forward closes it. Runs once a step, after the heavy work of the last one: what it
         costs is mostly cache misses, so it does as little as it can."""
-        page = cls.page
+        page = cls.mapped_page()
         if page is None:
-            if cls.mapped:
-                return
-            cls._map()
-            page = cls.page
-            if page is None:
-                return
+            return
         with cls.lock:
             now = _monotonic_ns()
             if cls.ddp_open:  # the last forward's backward, not closed by a step: it ends here
@@ -128,9 +128,7 @@ class _Progress:
 
     @classmethod
     def stepped(cls):
-        if not cls.mapped:
-            cls._map()
-        page = cls.page
+        page = cls.mapped_page()
         if page is None:
             return
         if cls.ddp_open:

@@ -22,15 +22,6 @@ const std::string kProgressWorker = std::string(TEST_WORKERS_DIR) + "/progress_w
 
 bool HaveGdb() { return !FindOnPath("gdb").empty(); }
 
-// The seconds the report says rank `rank` went without progress when the hang was found.
-double StalledSeconds(const std::string& err, int rank) {
-  std::smatch match;
-  const std::regex hang("hang: rank " + std::to_string(rank) +
-                        R"( \([^)]*\)[^;]* for ([0-9.]+) s)");
-  if (!std::regex_search(err, match, hang)) return -1;
-  return std::stod(match[1]);
-}
-
 std::vector<std::string> HangFlags(const ScratchDir& logs, const std::string& run_id) {
   return {"--hang_timeout=2", "--hang_first_timeout=30", "--log_dir=" + logs.path(),
           "--run_id=" + run_id};

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,16 @@ inline size_t Count(const std::string& text, const std::string& needle) {
     ++count;
   }
   return count;
+}
+
+// The seconds a hang report says rank `rank` went without progress when the hang was found
+// ("hang: rank 1 (h, local 1) at step 5 for 2.1 s; ..."); -1 when it names no hang of that rank.
+inline double StalledSeconds(const std::string& err, int rank) {
+  std::smatch match;
+  const std::regex hang("hang: rank " + std::to_string(rank) +
+                        R"( \([^)]*\)[^;]* for ([0-9.]+) s)");
+  if (!std::regex_search(err, match, hang)) return -1;
+  return std::stod(match[1]);
 }
 
 }  // namespace ddprun::testing

@@ -14,16 +14,6 @@ using namespace ddprun::testing;
 
 namespace {
 
-// The seconds the report says rank `rank` went without progress when the hang was found; -1
-// when it names no hang of that rank.
-double StalledSeconds(const std::string& err, int rank) {
-  std::smatch match;
-  const std::regex hang("hang: rank " + std::to_string(rank) +
-                        R"( \([^)]*\)[^;]* for ([0-9.]+) s)");
-  if (!std::regex_search(err, match, hang)) return -1;
-  return std::stod(match[1]);
-}
-
 RunResult RunSteps(int nproc, std::vector<std::string> flags,
                    const std::vector<std::string>& script_args) {
   flags.insert(flags.begin(), "--nproc_per_node=" + std::to_string(nproc));
