@@ -39,7 +39,7 @@ class _Progress:
     """This process's counters in its progress page, mapped at the first count. Any thread may
     count: a lock keeps the open collectives and the time they started consistent."""
 
-    MAGIC = 0x324750524e524444  # "DDRNRPG2", ProgressPage::kMagic
+    MAGIC = 0x334750524e524444  # "DDRNRPG3", ProgressPage::kMagic
     page = None
     mapped = False  # a mapping was tried (it may have failed: then page stays None)
     lock = None
@@ -54,7 +54,8 @@ class _Progress:
         cls.ddp_open = False
 
     # The page is a memoryview of its 8-byte words (ddprun/base/progress_page.h): 0 magic,
-    # 1 collectives issued, 2 completed, 3 step, 4 collective wait ns, 5 step reported ns.
+    # 1 collectives issued, 2 completed, 3 step, 4 collective wait ns, 5 step reported ns,
+    # 6 finished ns.
     # Storing one is one aligned 8-byte write, which the agent reads whole.
 
     @classmethod
@@ -139,6 +140,16 @@ class _Progress:
         page[3] = cls.steps  # STEP
 
 
+    @classmethod
+    def finished(cls, done=True):
+        """This process is done with collectives (it destroyed its default group, or it is
+        exiting), or, done False, in a group again: a finished process is out of ddprun's hang
+        search, so a last checkpoint or the interpreter's teardown is no hang."""
+        page = cls.mapped_page()
+        if page is not None:
+            page[6] = _monotonic_ns() if done else 0  # FINISHED_NS
+
+
 class _Completions:
     """A thread of this process's own that waits for the collectives started asynchronously
     (async_op=True: a Work), in turn, and counts each one finished.
@@ -221,6 +232,33 @@ def _count_collectives(distributed):
         collective = getattr(distributed, name, None)
         if callable(collective) and not getattr(collective, "_ddprun_counted", False):
             setattr(distributed, name, counting(collective))
+    _mark_group_lifetime(distributed)
+
+
+def _mark_group_lifetime(distributed):
+    """A process that destroys its default group is finished (_Progress.finished) until it
+    forms one again."""
+    import functools
+    initialize = getattr(distributed, "init_process_group", None)
+    destroy = getattr(distributed, "destroy_process_group", None)
+    if not callable(initialize) or not callable(destroy):
+        return
+
+    @functools.wraps(initialize)
+    def marked_initialize(*args, **kwargs):
+        result = initialize(*args, **kwargs)
+        _Progress.finished(False)
+        return result
+
+    @functools.wraps(destroy)
+    def marked_destroy(group=None):
+        if group is None or group is getattr(getattr(distributed, "GroupMember", None),
+                                             "WORLD", None):
+            _Progress.finished()
+        return destroy(group)
+
+    distributed.init_process_group = marked_initialize
+    distributed.destroy_process_group = marked_destroy
 
 
 def _count_ddp_backwards(ddp_module):
@@ -340,6 +378,8 @@ def _watch_imports():
         except Exception:
             pass
     _sys.meta_path.insert(0, _AfterImport())
+    import atexit
+    atexit.register(_Progress.finished)  # the last atexit function to run: registered first
 
 
 def _ddprun_run_shadowed():

@@ -63,6 +63,7 @@ void ProgressMonitor::Sample(int local_rank, uint64_t output_bytes, Clock::time_
   bool changed = false;
   std::chrono::nanoseconds waits{0};
   Clock::time_point step_reported_at = now;
+  bool finished = false;
   if (const ProgressPage* page = worker.page.page()) {
     // Completed first: a collective counted complete is then always counted started too.
     const uint64_t completed = page->collectives_completed.load(std::memory_order_relaxed);
@@ -73,6 +74,7 @@ void ProgressMonitor::Sample(int local_rank, uint64_t output_bytes, Clock::time_
     if (step >= 0 && reported_ns != 0) {
       step_reported_at = Clock::time_point(std::chrono::nanoseconds(reported_ns));
     }
+    finished = page->finished_ns.load(std::memory_order_relaxed) != 0;
     changed = issued != worker.issued || completed != worker.completed || step != worker.page_step;
     worker.issued = issued;
     worker.completed = completed;
@@ -91,6 +93,7 @@ void ProgressMonitor::Sample(int local_rank, uint64_t output_bytes, Clock::time_
   rank.collectives = worker.issued;
   rank.in_collective = worker.issued > worker.completed;
   rank.progressed = worker.progressed;
+  rank.finished = finished;
   rank.idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - worker.last_progress);
 }
 

@@ -96,9 +96,13 @@ std::optional<HangSettings::Action> ParseHangAction(const std::string& text) {
   return std::nullopt;
 }
 
-std::optional<HangFinding> FindHang(const std::vector<RankProgress>& ranks,
+std::optional<HangFinding> FindHang(const std::vector<RankProgress>& all_ranks,
                                     const HangSettings& settings) {
-  if (!settings.enabled() || ranks.empty()) return std::nullopt;
+  if (!settings.enabled()) return std::nullopt;
+  std::vector<RankProgress> ranks;
+  std::copy_if(all_ranks.begin(), all_ranks.end(), std::back_inserter(ranks),
+               [](const RankProgress& r) { return !r.finished; });
+  if (ranks.empty()) return std::nullopt;
   const auto first_timeout = settings.EffectiveFirstTimeout();
   auto stalled = [&](const RankProgress& r) {
     return r.idle >= (r.progressed ? settings.timeout : first_timeout);

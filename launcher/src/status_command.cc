@@ -60,6 +60,7 @@ void AppendRankProgress(const JobSnapshot& job, std::string& out) {
       std::string last = rank.progressed ? SecondsAgo(rank.idle)
                                          : "none yet (started " + SecondsAgo(rank.idle) + ")";
       if (rank.in_collective) last += ", in a collective";
+      if (rank.finished) last += ", finished";
       out += "  " + Pad(std::to_string(rank.global_rank), 6) + Pad(node.description.host, 18) +
              Pad(rank.step < 0 ? "-" : std::to_string(rank.step), 10) +
              Pad(std::to_string(rank.collectives), 13) + Pad(StepTimeOf(rank), 22) + last + "\n";
@@ -134,6 +135,7 @@ std::string FormatJobsJson(const std::vector<JobSnapshot>& jobs) {
         rank_out.set_step_time_us(
             static_cast<int32_t>(std::min<int64_t>(rank.step_time.count(), INT32_MAX)));
         rank_out.set_straggler(rank.straggler);
+        rank_out.set_finished(rank.finished);
       }
     }
   }

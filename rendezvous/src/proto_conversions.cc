@@ -101,6 +101,7 @@ void ToProto(const RankProgress& rank, v1::RankProgress& out) {
   out.set_idle_ms(rank.idle.count());
   out.set_step_time_us(rank.step_time.count());
   out.set_straggler(rank.straggler);
+  out.set_finished(rank.finished);
 }
 
 RankProgress FromProto(const v1::RankProgress& rank) {
@@ -115,6 +116,7 @@ RankProgress FromProto(const v1::RankProgress& rank) {
   out.idle = std::chrono::milliseconds(std::max<int64_t>(0, rank.idle_ms()));
   out.step_time = std::chrono::microseconds(std::max<int64_t>(0, rank.step_time_us()));
   out.straggler = rank.straggler();
+  out.finished = rank.finished();
   return out;
 }
 

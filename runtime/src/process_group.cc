@@ -2,6 +2,7 @@
 #include "ddp/process_group.h"
 
 #include "comm/communicator_factory.h"
+#include "ddp/progress.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/security_files.h"
 #include "ddprun/base/status_macros.h"
@@ -94,10 +95,11 @@ ddprun::Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(
   if (options.backend != "nccl") {  // every rank connects the CPU ring now, together
     ASSIGN_OR_RETURN(group->cpu_, CreateCommunicator(options, *group->store_, Device::kCpu));
   }
+  progress_internal::GroupFormed();
   return group;
 }
 
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() { progress_internal::GroupDestroyed(); }
 
 ddprun::Result<Communicator*> ProcessGroup::communicator(Device device) {
   if (device == Device::kCpu) {

@@ -82,5 +82,14 @@ void CollectiveCompleted() {
   page->collectives_completed.fetch_add(1, std::memory_order_relaxed);
 }
 
+void GroupFormed() {
+  if (auto* page = Page()) page->finished_ns.store(0, std::memory_order_relaxed);
+}
+
+void GroupDestroyed() {
+  if (auto* page = Page())
+    page->finished_ns.store(MonotonicNanoseconds(), std::memory_order_relaxed);
+}
+
 }  // namespace progress_internal
 }  // namespace ddp

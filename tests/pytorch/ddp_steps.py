@@ -10,6 +10,7 @@ the hang and straggler tests run. Its options make one rank misbehave in the fir
   --step_seconds S    every rank sleeps S a step (loading data)
   --slow_seconds S    rank --rank_at_fault sleeps S more a step, in steps before --at
   --print_weights     rank 0 prints the trained weights' sum, for comparing runs
+  --linger_seconds S  every rank stays S after destroying its process group (a last checkpoint)
 
 Prints "done N steps" on every rank at the end.
 """
@@ -32,6 +33,7 @@ def main():
     parser.add_argument("--step_seconds", type=float, default=0.0)
     parser.add_argument("--slow_seconds", type=float, default=0.0)
     parser.add_argument("--print_weights", action="store_true")
+    parser.add_argument("--linger_seconds", type=float, default=0.0)
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -65,6 +67,7 @@ def main():
         print("weights %.12f" % total, flush=True)
     print("done %d steps" % args.steps, flush=True)
     dist.destroy_process_group()
+    time.sleep(args.linger_seconds)
 
 
 if __name__ == "__main__":

@@ -199,8 +199,15 @@ int main(int argc, char** argv) {
   }
   if (mode == "starved" && argc > 2) return Starved(*group.value(), std::atoi(argv[2]));
   if (mode == "train" && argc > 4) {
-    return Train(*group.value(), std::atoll(argv[2]), argv[3], std::atoi(argv[4]),
-                 argc > 5 ? std::atoi(argv[5]) : 0);
+    const int status = Train(*group.value(), std::atoll(argv[2]), argv[3], std::atoi(argv[4]),
+                             argc > 5 ? std::atoi(argv[5]) : 0);
+    // "linger": after the last step the group is destroyed and the worker stays 3 s, as one
+    // that saves a last checkpoint.
+    if (std::string(argv[3]) == "linger") {
+      group.value().reset();
+      ::sleep(3);
+    }
+    return status;
   }
   std::fprintf(stderr, "collectives_worker: unknown mode '%s'\n", mode.c_str());
   return 64;

@@ -19,6 +19,10 @@ namespace progress_internal {
 // For Work: a collective was started / has finished (successfully or not).
 void CollectiveIssued();
 void CollectiveCompleted();
+// For ProcessGroup: this process formed a group (it is in the hang search again) / destroyed
+// one (it is done with collectives: what it does until it exits is not a hang).
+void GroupFormed();
+void GroupDestroyed();
 }  // namespace progress_internal
 
 }  // namespace ddp

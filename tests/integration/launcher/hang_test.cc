@@ -133,6 +133,18 @@ TEST_CASE("a job that progresses slowly but steadily raises no alarm") {
   CHECK(Count(python.out, "done 8 steps") == 2);
 }
 
+TEST_CASE("a rank that destroyed its process group may stay quiet past the timeout") {
+  // Both ranks destroy their group after the last step, then stay 3 s (a last checkpoint)
+  // against a 1.5 s timeout.
+  auto result = Run(Ddprun({"--nproc_per_node=2", "--hang_timeout=1.5", "--hang_first_timeout=30",
+                            kCollectivesWorker, "train", "5", "linger", "0", "10"}),
+                    {}, std::chrono::seconds(60));
+  INFO(result.out << result.err);
+  CHECK(result.code() == 0);
+  CHECK(Count(result.err, "hang") == 0);
+  CHECK(Count(result.out, "done 5 steps") == 2);
+}
+
 TEST_CASE("output counts as progress only with --hang_progress=output") {
   const std::vector<std::string> ticking = {
       "--nproc_per_node=1",

@@ -71,6 +71,18 @@ TEST_CASE("a PyTorch job at one step every 0.7 s raises no alarm over a 1.5 s ha
   CHECK(Count(result.out, ": done 6 steps") == 2);
 }
 
+TEST_CASE("an unmodified script quiet after destroy_process_group raises no alarm", "[ddprun]") {
+  if (!HavePytorch()) return;
+  // 3 s after the group is destroyed (a last checkpoint, the interpreter's teardown) against a
+  // 1.5 s timeout.
+  auto result = RunSteps(2, {"--hang_timeout=1.5", "--max_restarts=0"},
+                         {"--steps", "6", "--linger_seconds", "3"});
+  INFO(result.out << result.err);
+  CHECK(result.code() == 0);
+  CHECK(Count(result.err, "hang:") == 0);
+  CHECK(Count(result.out, ": done 6 steps") == 2);
+}
+
 TEST_CASE("a slow rank of an unmodified script is named once, and again when it recovers",
           "[ddprun]") {
   if (!HavePytorch()) return;

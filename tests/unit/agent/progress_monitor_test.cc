@@ -60,6 +60,17 @@ TEST_CASE("the runtime's counters in the page are progress, and say whether a co
   CHECK(m.At(4500ms).idle == 1500ms);
 }
 
+TEST_CASE(
+    "a page that says its worker destroyed its group marks the rank finished, until it "
+    "forms one again") {
+  Monitored m(false);
+  CHECK_FALSE(m.At(1s).finished);
+  m.worker_page.page()->finished_ns.store(1);
+  CHECK(m.At(2s).finished);
+  m.worker_page.page()->finished_ns.store(0);
+  CHECK_FALSE(m.At(3s).finished);
+}
+
 TEST_CASE("any write to the progress file is progress, and a number there is the step") {
   Monitored m(false);
   m.WriteFile("");

@@ -162,3 +162,18 @@ TEST_CASE("ranks stalled inside a collective while another still moves are no ha
         "hang: rank 3 (h1, local 1) at step 99 for 2.0 s; the other 3 ranks at step 99, waiting in "
         "a collective");
 }
+
+TEST_CASE("a finished rank is out of the search: quiet after its last step is no hang") {
+  // Both ranks are past their last step, saving a checkpoint or tearing the interpreter down.
+  std::vector<RankProgress> ranks = {Rank(0, 6, 12, false, 5s), Rank(1, 6, 12, false, 5s)};
+  ranks[0].finished = ranks[1].finished = true;
+  CHECK_FALSE(FindHang(ranks, Timeout(2s)));
+  // One still waits in a collective the finished one will never join: that one alone is named.
+  ranks[1].finished = false;
+  ranks[1].in_collective = true;
+  ranks[1].collectives = 13;
+  auto finding = FindHang(ranks, Timeout(2s));
+  REQUIRE(finding);
+  CHECK(Named(*finding) == std::vector<int>{1});
+  CHECK(finding->description == "hang: rank 1 (h0, local 1) at step 6 for 5.0 s");
+}

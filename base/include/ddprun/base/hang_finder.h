@@ -65,6 +65,9 @@ struct RankProgress {
   // What a step costs it (step_timer.h); 0 until it has taken StepTimer::kWindowSteps steps.
   std::chrono::microseconds step_time{0};
   bool straggler = false;  // in a status snapshot: the job names it a straggler
+  // It is done with collectives (progress_page.h's finished_ns): no hang can hold it or be
+  // held by it, so the hang search leaves it out.
+  bool finished = false;
 };
 
 struct HangFinding {
@@ -74,7 +77,8 @@ struct HangFinding {
   std::string description;
 };
 
-// A hang among `ranks` (every running rank of the job), or nullopt.
+// A hang among `ranks` (every running rank of the job; the finished ones are passed over), or
+// nullopt.
 std::optional<HangFinding> FindHang(const std::vector<RankProgress>& ranks,
                                     const HangSettings& settings);
 

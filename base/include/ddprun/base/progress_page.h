@@ -17,10 +17,10 @@ namespace ddprun {
 
 //
 // The layout is a contract with a second writer, ddprun's Python hook (agent/python/
-// ddprun_hook.py), which maps the same page from a PyTorch worker: a change here is a change
+// sitecustomize.py), which maps the same page from a PyTorch worker: a change here is a change
 // there, and a new magic.
 struct ProgressPage {
-  static constexpr uint64_t kMagic = 0x324750524e524444;  // "DDRNRPG2", little-endian
+  static constexpr uint64_t kMagic = 0x334750524e524444;  // "DDRNRPG3", little-endian
   uint64_t magic;
   std::atomic<uint64_t> collectives_issued;     // collectives the worker has started
   std::atomic<uint64_t> collectives_completed;  // of those, the ones finished (or failed)
@@ -32,6 +32,11 @@ struct ProgressPage {
   // CLOCK_MONOTONIC (the agent's steady_clock) in nanoseconds when `step` was last written,
   // written before it; 0: never. Steps are timed by the worker's clock, not the agent's samples.
   std::atomic<uint64_t> step_reported_ns;
+  // CLOCK_MONOTONIC in nanoseconds when the worker said it is done with collectives (it
+  // destroyed its process group, or its interpreter began to exit); 0: it has not, or it formed
+  // a group again since. A finished worker is out of the hang search: it waits for no one, and
+  // what it does until it exits (a last checkpoint, the interpreter's teardown) is not a hang.
+  std::atomic<uint64_t> finished_ns;
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
                   std::atomic<int64_t>::is_always_lock_free,
