@@ -1,8 +1,8 @@
 """Shared helpers of the launcher benchmarks: where things are, and how to time them.
 
-Every benchmark runs the anchor (torchrun, through bench/torchrun_debian.py; the all-reduce and
-training anchors still from ../shared/anchors, issue 28) beside ddprun in the same run and prints
-ratios; absolute times on shared machines are noise, ratios much less so.
+Every benchmark runs the anchor (torchrun, through bench/torchrun_debian.py, with the PyTorch
+programs in bench/anchors/) beside ddprun in the same run and prints ratios; absolute times on
+shared machines are noise, ratios much less so.
 """
 import glob
 import os
@@ -14,7 +14,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ANCHORS = os.path.join(os.path.dirname(ROOT), "shared", "anchors")
+# The PyTorch programs torchrun runs beside ddprun's (bench/anchors/).
+ANCHORS = os.path.join(ROOT, "bench", "anchors")
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
 DDPRUN = os.path.join(BUILD, "launcher", "ddprun")
 # The machine's floor: forks and execs the same workers and waits for them (bench/spawn_floor.c).

@@ -1,4 +1,4 @@
-// ddp-mlp-bench: the anchor's PyTorch DDP benchmark (../shared/anchors/ddp_mlp.py) written against
+// ddp-mlp-bench: the anchor's PyTorch DDP benchmark (bench/anchors/ddp_mlp.py) written against
 // ddprun's runtime: the same MLP (IN 256 -> HIDDEN 1024 x (LAYERS - 1) -> 1, ReLU), the same
 // batch per rank (64), MSE, SGD lr 1e-3, 5 warm-up steps then STEPS timed steps between barriers.
 // Run under ddprun; rank 0 prints one line like the anchor's. Environment as the anchor's:
