@@ -2,16 +2,18 @@
 # The one entry point for building and running ddprun on a Debian 12 machine.
 #
 #   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
-#   ./run.sh test     install what is missing, build, run the whole test suite
-#                     (then a clang build with its lock analysis as errors, whose tests run under
-#                     ThreadSanitizer, a build and run under AddressSanitizer + UBSan, and every
-#                     fuzz target for 20 s), build the .deb, install it, run it and purge it
+#   ./run.sh test     install what is missing, check the C and C++ sources' layout
+#                     (clang-format), build, run the whole test suite (then a clang build with
+#                     its lock analysis as errors, whose tests run under ThreadSanitizer, a
+#                     build and run under AddressSanitizer + UBSan, and every fuzz target for
+#                     20 s), build the .deb, install it, run it and purge it
 #                     (packaging/check_deb.sh), then the speed guard (bench/speed_guard.py:
 #                     launch and restart against the machine's floor, at most 3x); ends with
 #                     each stage's time and one line: N passed, N failed, N skipped
 #   ./run.sh fuzz [SECONDS]
 #                     install what is missing, build the libFuzzer targets (tests/fuzz) and run
 #                     each for SECONDS (default 300), two at a time; `test` runs them 20 s each
+#   ./run.sh format   lay out every C and C++ source as .clang-format says (clang-format 14)
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)
 #   ./run.sh build    deps + build into ./build
 #
@@ -32,7 +34,7 @@ FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # the stacks a hang's report quotes; Slurm and MUNGE, whose daemons the Slurm tests start
 # themselves (a one-host cluster of their own; the packages' services are not started).
 TEST_PACKAGES=(python3-torch util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb slurm-wlm munge "${FUZZ_PACKAGES[@]}")
+               gdb slurm-wlm munge clang-format-14 "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -148,6 +150,26 @@ fuzz_tests() {
   DDPRUN_FUZZ_SECONDS=$1 run_tests "$BUILD_DIR-fuzz" --tests-regex "^fuzz:"
 }
 
+# The project's C and C++ sources (the build trees' generated files are not).
+c_sources() {
+  find base agent launcher rendezvous runtime proto tests bench examples packaging cmake \
+    \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sort
+}
+
+# format_check: fails when a source differs from what clang-format 14 (Debian 12's) makes of it
+# under .clang-format, naming the files; `./run.sh format` rewrites them.
+format_check() {
+  local unformatted=() file
+  while IFS= read -r file; do
+    clang-format-14 --dry-run --Werror "$file" > /dev/null 2>&1 || unformatted+=("$file")
+  done < <(c_sources)
+  if [ ${#unformatted[@]} -ne 0 ]; then
+    echo "run.sh: clang-format lays out ${#unformatted[@]} file(s) differently:" \
+      "${unformatted[*]}; run ./run.sh format" >&2
+    return 1
+  fi
+}
+
 # The speed guard (bench/speed_guard.py): ddprun's launch and restart against the machine's floor
 # in the same run, failing over 3x; two tests in the counts.
 speed_guard() {
@@ -176,6 +198,7 @@ case "${1:-}" in
   test)
     trap report EXIT
     stage "install the test packages" deps "${TEST_PACKAGES[@]}"
+    stage "the sources' layout: clang-format" format_check
     stage "build" build "$BUILD_DIR"
     stage "tests" run_tests "$BUILD_DIR"
     stage "clang build with -Wthread-safety -Werror, under ThreadSanitizer" clang_tsan_build
@@ -196,6 +219,10 @@ case "${1:-}" in
     stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
     stage "speed guard: launch and restart against the machine's floor" speed_guard
     ;;
+  format)
+    deps clang-format-14
+    c_sources | xargs clang-format-14 -i
+    ;;
   fuzz)
     trap report EXIT
     stage "install clang 16" deps "${FUZZ_PACKAGES[@]}"
@@ -203,7 +230,7 @@ case "${1:-}" in
     stage "fuzz targets, ${2:-300} s each" fuzz_tests "${2:-300}"
     ;;
   *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -47,8 +47,7 @@ static int wait_all(int count) {
   int all_succeeded = 1;
   for (int rank = 0; rank < count; ++rank) {
     int status;
-    if (waitpid(workers[rank], &status, 0) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
+    if (waitpid(workers[rank], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       all_succeeded = 0;
     }
   }

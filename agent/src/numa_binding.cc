@@ -223,10 +223,10 @@ Result<WorkerBinding> BindWorker(const MachineTopology& machine, NumaBinding bin
         if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
       }
       if (cores.size() < static_cast<size_t>(shares)) {
-        return FailedPreconditionError(
-            "NUMA node " + std::to_string(node) + " has " +
-            std::to_string(cores.size()) + " physical cores for " + std::to_string(shares) +
-            " workers; use --numa_binding=node, or fewer workers");
+        return FailedPreconditionError("NUMA node " + std::to_string(node) + " has " +
+                                       std::to_string(cores.size()) + " physical cores for " +
+                                       std::to_string(shares) +
+                                       " workers; use --numa_binding=node, or fewer workers");
       }
       const size_t begin = cores.size() * static_cast<size_t>(share) / static_cast<size_t>(shares);
       const size_t end =

@@ -20,7 +20,7 @@ Status WritePythonHook(const std::string& directory) {
 }
 
 void AddPythonHook(const std::string& hook_directory, const std::string& dump_directory,
-                        EnvironmentMap& environment) {
+                   EnvironmentMap& environment) {
   auto path = environment.find("PYTHONPATH");
   environment["PYTHONPATH"] = path == environment.end() || path->second.empty()
                                   ? hook_directory

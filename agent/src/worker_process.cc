@@ -158,13 +158,13 @@ DDPRUN_CHILD_CODE int ExecChild(void* argument) {
     // MPOL_PREFERRED: the node first, others when it is full. maxnode counts one more bit than
     // the mask holds, as the kernel (and numactl) expect.
     constexpr long kMpolPreferred = 1;
-    if ((result = ChildSyscall(SYS_sched_setaffinity, 0, setup.cpu_mask_bytes,
-                               reinterpret_cast<long>(setup.cpu_mask))) < 0 ||
-        (result = ChildSyscall(SYS_set_mempolicy, kMpolPreferred,
-                               reinterpret_cast<long>(setup.node_mask),
-                               setup.node_mask_bits + 1)) < 0) {
-      FailChild(setup, ChildStep::kBind, result);
+    result = ChildSyscall(SYS_sched_setaffinity, 0, setup.cpu_mask_bytes,
+                          reinterpret_cast<long>(setup.cpu_mask));
+    if (result >= 0) {
+      result = ChildSyscall(SYS_set_mempolicy, kMpolPreferred,
+                            reinterpret_cast<long>(setup.node_mask), setup.node_mask_bits + 1);
     }
+    if (result < 0) FailChild(setup, ChildStep::kBind, result);
   }
   // Default dispositions before the signals are unblocked: a handler of the parent's must never
   // run in memory it shares, and "ignore" would survive exec (the agent ignores SIGPIPE).

@@ -26,7 +26,7 @@ std::string FormatStepTime(std::chrono::microseconds step_time) {
 }
 
 std::vector<StragglerNews> StragglerWatch::Update(const std::vector<RankProgress>& ranks,
-                                                   double ratio) {
+                                                  double ratio) {
   std::vector<int64_t> known;
   std::set<int> present;
   for (const RankProgress& rank : ranks) {

@@ -22,8 +22,8 @@ bool IsHostSpecificVariable(const std::string& name) {
       "HOSTNAME", "HOST", "DISPLAY", "XAUTHORITY", "PWD", "OLDPWD", "SHLVL", "_", "TMUX",
       "TMUX_PANE", "STY", "WINDOW", "WINDOWID", "TERM_SESSION_ID", "MAIL", "KRB5CCNAME",
       "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SESSION_TYPE",
-      "XDG_SESSION_CLASS", "XDG_SEAT", "XDG_VTNR", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
-      "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "TMPDIR",
+      "XDG_SESSION_CLASS", "XDG_SEAT", "XDG_VTNR", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CLIENT",
+      "SSH_CONNECTION", "SSH_TTY", "TMPDIR",
       // Which of this host's devices to use: each host has its own.
       "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
       "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
@@ -55,8 +55,9 @@ Result<std::map<std::string, std::string>> ExportedEnvironment(
       const size_t equals = item.find('=');
       const std::string name = item.substr(0, equals);
       if (!IsVariableName(name) || name == "ALL" || name == "NONE") {
-        return InvalidArgumentError("--export must be ALL, NONE or a list of NAME and NAME=value "
-                                    "(ALL first, if at all), not '" + spec + "': '" + item + "'");
+        const std::string wanted =
+            "--export must be ALL, NONE or a list of NAME and NAME=value (ALL first, if at all)";
+        return InvalidArgumentError(wanted + ", not '" + spec + "': '" + item + "'");
       }
       if (equals != std::string::npos) {
         exported[name] = item.substr(equals + 1);

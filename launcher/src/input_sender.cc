@@ -29,9 +29,8 @@ InputSender::InputSender(std::string job_id, const std::vector<std::string>& hos
     host->sender = std::thread([this, self] {
       (void)self->client->SendInput(job_id_, [self]() -> std::optional<std::string> {
         MutexLock lock(self->mu);
-        self->changed.wait(lock, [self]() REQUIRES(self->mu) {
-          return !self->queue.empty() || self->ended;
-        });
+        self->changed.wait(
+            lock, [self]() REQUIRES(self->mu) { return !self->queue.empty() || self->ended; });
         if (self->queue.empty()) return std::nullopt;
         std::string data = std::move(self->queue.front());
         self->queue.pop_front();
@@ -94,9 +93,9 @@ void InputSender::Offer(const std::string& data) {
       }
     }
     if (first_overflow) {
-      GetLogger("launcher")->debug("host {} takes no input now; input beyond {} MiB waiting for "
-                                   "it is dropped",
-                                   host->client->address(), kHostQueueBytes >> 20);
+      auto logger = GetLogger("launcher");
+      logger->debug("host {} takes no input now; input beyond {} MiB waiting for it is dropped",
+                    host->client->address(), kHostQueueBytes >> 20);
     }
   }
 }

@@ -44,7 +44,7 @@ class InputSender {
     std::condition_variable_any changed;
     std::deque<std::string> queue GUARDED_BY(mu);
     size_t queued_bytes GUARDED_BY(mu) = 0;
-    bool ended GUARDED_BY(mu) = false;     // no more input will come
+    bool ended GUARDED_BY(mu) = false;  // no more input will come
     bool overflowed GUARDED_BY(mu) = false;
     std::thread sender;
   };

@@ -41,20 +41,18 @@ void DefineJobOptions(CLI::App& app, JobCommand& command, bool job_required) {
                  "A daemon of the job, HOST[:PORT] (port 29400), that tells its hosts")
       ->envname("DDPRUN_HOST")
       ->capture_default_str();
-  AddSecurityOptions(app, command.token_file, command.tls_cert, command.tls_key,
-                     command.tls_ca);
+  AddSecurityOptions(app, command.token_file, command.tls_cert, command.tls_key, command.tls_ca);
 }
 
 // Parses `args`; returns kGoOn to go on, else the exit status (help: 0; usage errors: 2).
 int Parse(CLI::App& app, JobCommand& command, const std::vector<std::string>& args) {
   if (int status = ParseSubcommand(app, command.name, args); status != kGoOn) return status;
   auto endpoint = ParseEndpoint(command.host, kDefaultRendezvousPort);
-  auto security = LoadClientSecurity(command.token_file, command.tls_cert, command.tls_key,
-                                     command.tls_ca);
+  auto security =
+      LoadClientSecurity(command.token_file, command.tls_cert, command.tls_key, command.tls_ca);
   const Status usage = !endpoint.ok() ? endpoint.status() : security.status();
   if (!usage.ok()) {
-    std::fprintf(stderr, "ddprun %s: error: %s\n", command.name.c_str(),
-                 usage.message().c_str());
+    std::fprintf(stderr, "ddprun %s: error: %s\n", command.name.c_str(), usage.message().c_str());
     return 2;
   }
   command.security = security.value();
@@ -150,11 +148,11 @@ int AttachMain(const std::vector<std::string>& args) {
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
   FollowOptions options;
   options.cancel_on_signal = false;
-  FollowResult followed = FollowJob(command.job_id, HostsOf(*job), command.security, options,
-                                    console);
+  FollowResult followed =
+      FollowJob(command.job_id, HostsOf(*job), command.security, options, console);
   if (followed.signal != 0) {
-    console.Note("ddprun: detached from job " + command.job_id +
-                 "; it goes on (ddprun cancel " + command.job_id + " stops it)\n");
+    console.Note("ddprun: detached from job " + command.job_id + "; it goes on (ddprun cancel " +
+                 command.job_id + " stops it)\n");
     return 0;
   }
   return ConcludeJob(command.job_id, followed, job->rendezvous(), command.security, console);
@@ -170,7 +168,8 @@ int LogsMain(const std::vector<std::string>& args) {
   DefineJobOptions(app, command, true);
   int rank = -1;
   bool follow = false;
-  app.add_option("--rank", rank, "Only the lines of this global rank")->check(CLI::NonNegativeNumber);
+  app.add_option("--rank", rank, "Only the lines of this global rank")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("-f,--follow", follow, "Go on showing output as it comes, until the job ends");
   if (int status = Parse(app, command, args); status != kGoOn) return status;
   auto job = FindJob(command);
@@ -185,8 +184,8 @@ int LogsMain(const std::vector<std::string>& args) {
       filter.Add(host, stream, data);
     };
   }
-  FollowResult followed = FollowJob(command.job_id, HostsOf(*job), command.security, options,
-                                    console);
+  FollowResult followed =
+      FollowJob(command.job_id, HostsOf(*job), command.security, options, console);
   std::fflush(stdout);
   filter.Finish();
   int status = 0;

@@ -120,19 +120,20 @@ int SubmitJob(const SubmitRequest& request) {
   }
   // All or nothing: every host checks first, and only then does any start.
   size_t failed = 0;
-  std::string failure = FirstFailure(OnEveryHost(hosts, [&](size_t i) {
-                                       return clients[i]->Start(StartRequestFor(request, i, true),
-                                                                kStartTimeout);
-                                     }),
-                                     &failed);
+  std::string failure = FirstFailure(
+      OnEveryHost(hosts,
+                  [&](size_t i) {
+                    return clients[i]->Start(StartRequestFor(request, i, true), kStartTimeout);
+                  }),
+      &failed);
   if (const int signal_number = TakePendingStopSignal(); signal_number != 0) {
     return 128 + signal_number;  // nothing was started
   }
   if (failed > 0) {
-    std::fprintf(stderr, "ddprun: error: job %s not started: %s%s; nothing was started\n",
-                 request.job_id.c_str(), failure.c_str(),
-                 failed > 1 ? (" (and " + std::to_string(failed - 1) + " more hosts)").c_str()
-                            : "");
+    std::fprintf(
+        stderr, "ddprun: error: job %s not started: %s%s; nothing was started\n",
+        request.job_id.c_str(), failure.c_str(),
+        failed > 1 ? (" (and " + std::to_string(failed - 1) + " more hosts)").c_str() : "");
     return 1;
   }
   std::vector<Status> started = OnEveryHost(hosts, [&](size_t i) {
@@ -160,7 +161,8 @@ int SubmitJob(const SubmitRequest& request) {
         not_stopped += "; not stopped on " + end.error.message();
       }
     }
-    std::fprintf(stderr, "ddprun: error: job %s not started: %s; stopped it on the %zu hosts "
+    std::fprintf(stderr,
+                 "ddprun: error: job %s not started: %s; stopped it on the %zu hosts "
                  "where it had started%s\n",
                  request.job_id.c_str(), failure.c_str(), stopped, not_stopped.c_str());
     return 1;
@@ -169,8 +171,10 @@ int SubmitJob(const SubmitRequest& request) {
   // would do it too, but a detached one never gets there).
   if (const int signal_number = TakePendingStopSignal(); signal_number != 0) {
     CancelJob(request.job_id, request.hosts, request.security, /*wait=*/true);
-    std::fprintf(stderr, "ddprun: job %s cancelled on its %zu hosts: signal %d came while it "
-                 "started\n", request.job_id.c_str(), hosts, signal_number);
+    std::fprintf(stderr,
+                 "ddprun: job %s cancelled on its %zu hosts: signal %d came while it "
+                 "started\n",
+                 request.job_id.c_str(), hosts, signal_number);
     return 128 + signal_number;
   }
   if (request.detach) {

@@ -75,8 +75,8 @@ Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, Launch
   if (!options.numa_binding.empty()) {
     config.numa_binding = ParseNumaBinding(options.numa_binding);
     if (!config.numa_binding) {
-      return InvalidArgumentError("--numa_binding must be node, socket, exclusive or "
-                                  "core-complex, not '" + options.numa_binding + "'");
+      const std::string wanted = "--numa_binding must be node, socket, exclusive or core-complex";
+      return InvalidArgumentError(wanted + ", not '" + options.numa_binding + "'");
     }
   }
   if (!options.duplicate_stdout_filters.empty() || !options.duplicate_stderr_filters.empty()) {

@@ -2,7 +2,8 @@
 // either accepted with torchrun's meaning (--virtual_local_rank, --signals_to_handle with
 // torchrun's signals, --event_log_handler, --numa_binding) or refused with a one-line message
 // that says what to use instead (--logs_specs, --duplicate_*_filters, and
-// torch.distributed.launch's --use_env and --local_rank). Each also reads its PET_* variable, as in torchrun.
+// torch.distributed.launch's --use_env and --local_rank). Each also reads its PET_* variable, as in
+// torchrun.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -32,7 +32,7 @@ struct HostedJobDescription {
   std::vector<std::string> program;
   std::string working_dir;
   std::string rendezvous;  // the job's --rdzv_endpoint
-  std::string submitter;  // the caller's identity, as logged
+  std::string submitter;   // the caller's identity, as logged
   int64_t start_time_unix_ms = 0;
   // From a cancel's SIGTERM to the agent until its process group is killed: more than the
   // agent's own --shutdown_timeout for its workers.
@@ -47,8 +47,8 @@ struct AgentLaunch {
 };
 
 struct AgentExit {
-  int exit_code = -1;    // when it exited
-  int term_signal = 0;   // when a signal ended it
+  int exit_code = -1;   // when it exited
+  int term_signal = 0;  // when a signal ended it
   bool cancelled = false;
 };
 
@@ -80,8 +80,8 @@ class HostedJob {
   bool WaitEnded(std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_);
   // Waits until there is output from `from` on, the agent has ended, or `deadline`; returns at
   // most about `max_bytes`.
-  HostedJobRead Read(int64_t from, size_t max_bytes,
-                     std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_);
+  HostedJobRead Read(int64_t from, size_t max_bytes, std::chrono::steady_clock::time_point deadline)
+      EXCLUDES(mu_);
   std::optional<AgentExit> exit() const EXCLUDES(mu_);
 
   // The agent's input (forward_input): claimed by one Input stream at a time, written (blocking
@@ -102,7 +102,7 @@ class HostedJob {
   void Wake();
 
   const HostedJobDescription description_;
-  pid_t pid_ = -1;  // set before Start returns
+  pid_t pid_ = -1;    // set before Start returns
   int wake_fd_ = -1;  // an eventfd Cancel writes, so the job's thread sees a new kill deadline
   std::thread thread_;
 
@@ -113,7 +113,7 @@ class HostedJob {
   std::optional<std::chrono::steady_clock::time_point> kill_at_ GUARDED_BY(mu_);
   std::optional<AgentExit> exit_ GUARDED_BY(mu_);
 
-  Mutex input_mu_;  // apart from mu_: a write may block
+  Mutex input_mu_;                           // apart from mu_: a write may block
   int input_fd_ GUARDED_BY(input_mu_) = -1;  // the agent's stdin pipe, until closed
   bool input_claimed_ GUARDED_BY(input_mu_) = false;
 };

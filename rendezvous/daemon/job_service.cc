@@ -89,9 +89,8 @@ grpc::Status JobService::Start(grpc::ServerContext* context, const v1::StartJobR
   }
   log->info("started job {} (host {} of {}) for {}: agent pid {}, in {}: {}",
             start.description.job_id, start.description.host_index + 1,
-            start.description.hosts.size(), start.description.submitter,
-            job.value()->agent_pid(), start.description.working_dir,
-            ProgramLine(start.description.program));
+            start.description.hosts.size(), start.description.submitter, job.value()->agent_pid(),
+            start.description.working_dir, ProgramLine(start.description.program));
   response->set_agent_pid(job.value()->agent_pid());
   return grpc::Status::OK;
 }

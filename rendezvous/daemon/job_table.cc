@@ -36,11 +36,11 @@ std::chrono::milliseconds ShutdownTimeoutOf(const std::vector<std::string>& agen
 }
 
 Status CheckJobId(const std::string& id) {
-  const bool valid = !id.empty() && id.size() <= 128 && id != "." && id != ".." &&
-                     std::all_of(id.begin(), id.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
-                              c == '_' || c == '.';
-                     });
+  const bool valid =
+      !id.empty() && id.size() <= 128 && id != "." && id != ".." &&
+      std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
   if (valid) return Status::Ok();
   return InvalidArgumentError("job id '" + id +
                               "' must be 1 to 128 letters, digits, '-', '_' or '.'");
@@ -181,9 +181,9 @@ Result<std::shared_ptr<HostedJob>> JobTable::Start(JobStart start) {
   start.description.cancel_grace = ShutdownTimeoutOf(start.agent_args) + options_.cancel_margin;
   Status checked = CheckRequest(start);
   Result<std::shared_ptr<HostedJob>> job =
-      checked.ok() ? HostedJob::Start(start.description, LaunchOf(start),
-                                      options_.output_buffer_bytes)
-                   : Result<std::shared_ptr<HostedJob>>(checked);
+      checked.ok()
+          ? HostedJob::Start(start.description, LaunchOf(start), options_.output_buffer_bytes)
+          : Result<std::shared_ptr<HostedJob>>(checked);
   MutexLock lock(mu_);
   starting_.erase(id);
   if (!job.ok()) return job.status();
@@ -194,13 +194,13 @@ Result<std::shared_ptr<HostedJob>> JobTable::Start(JobStart start) {
 
 void JobTable::Publish(const std::string& id, std::shared_ptr<HostedJob> job) {
   jobs_[id] = std::move(job);
-  start_order_.erase(std::remove(start_order_.begin(), start_order_.end(), id),
-                     start_order_.end());
+  start_order_.erase(std::remove(start_order_.begin(), start_order_.end(), id), start_order_.end());
   start_order_.push_back(id);
   // Forget the oldest ended jobs beyond what is kept.
   size_t ended = 0;
   for (const auto& [job_id, held] : jobs_) ended += held->exit() ? 1 : 0;
-  for (auto it = start_order_.begin(); ended > options_.kept_ended_jobs && it != start_order_.end();) {
+  for (auto it = start_order_.begin();
+       ended > options_.kept_ended_jobs && it != start_order_.end();) {
     auto held = jobs_.find(*it);
     if (held != jobs_.end() && held->second->exit()) {
       jobs_.erase(held);

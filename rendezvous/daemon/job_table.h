@@ -30,7 +30,7 @@ struct JobTableOptions {
 // A submitter's request, as the service received it.
 struct JobStart {
   HostedJobDescription description;
-  std::vector<std::string> agent_args;  // ddprun's options, without the program
+  std::vector<std::string> agent_args;             // ddprun's options, without the program
   std::map<std::string, std::string> environment;  // set over the daemon's own
   bool python_module = false;  // how the agent will run the program (-m, --no_python,
   bool no_python = false;      // --run_path), so that it is looked for as the agent will
@@ -71,7 +71,7 @@ class JobTable {
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<HostedJob>> jobs_ GUARDED_BY(mu_);
   std::vector<std::string> start_order_ GUARDED_BY(mu_);  // to forget the oldest ended first
-  std::set<std::string> starting_ GUARDED_BY(mu_);         // ids reserved by a Start under way
+  std::set<std::string> starting_ GUARDED_BY(mu_);        // ids reserved by a Start under way
   bool stopping_ GUARDED_BY(mu_) = false;
 };
 

@@ -3,7 +3,6 @@
 // then cancels the jobs it runs (each agent's bounded stop), and shuts down (pending calls are
 // failed, not dropped).
 #include <signal.h>
-
 #include <unistd.h>
 
 #include <cerrno>

@@ -39,8 +39,9 @@ OutputRead OutputRing::Read(int64_t from, size_t max_bytes) const {
   from = std::min(from, end_);
   read.next = from;
   // The first piece that holds `from`: the last one starting at or before it.
-  auto it = std::upper_bound(pieces_.begin(), pieces_.end(), from,
-                             [](int64_t offset, const Stored& piece) { return offset < piece.offset; });
+  auto it =
+      std::upper_bound(pieces_.begin(), pieces_.end(), from,
+                       [](int64_t offset, const Stored& piece) { return offset < piece.offset; });
   if (it != pieces_.begin()) --it;
   size_t taken = 0;
   for (; it != pieces_.end() && taken < max_bytes; ++it) {

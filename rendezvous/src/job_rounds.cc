@@ -236,8 +236,8 @@ void JobRounds::WatchProgress(RendezvousTime now) {
     for (const StragglerNews& news :
          straggler_watch_.Update(ranks, settings_.hang.straggler_ratio)) {
       for (const std::string& id : members_.by_rank()) {
-        events_.push_back(NodeEvent{id, NodeEvent::Type::kStraggler, {}, news.description, 1,
-                                    std::nullopt, {}, news});
+        events_.push_back(NodeEvent{
+            id, NodeEvent::Type::kStraggler, {}, news.description, 1, std::nullopt, {}, news});
       }
     }
   }
@@ -245,9 +245,8 @@ void JobRounds::WatchProgress(RendezvousTime now) {
   auto finding = FindHang(ranks, settings_.hang);
   if (!finding || !hang_latch_.Admit(*finding)) return;
   for (const std::string& id : members_.by_rank()) {
-    events_.push_back(
-        NodeEvent{id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt,
-                  *finding, {}});
+    events_.push_back(NodeEvent{
+        id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt, *finding, {}});
   }
 }
 

@@ -238,8 +238,7 @@ NodeEvent FromProto(const v1::ServerEvent& proto) {
       const auto& straggler = proto.straggler();
       event.type = NodeEvent::Type::kStraggler;
       event.straggler = {FromProto(straggler.rank()), straggler.recovered(),
-                         std::chrono::microseconds(straggler.median_us()),
-                         straggler.description()};
+                         std::chrono::microseconds(straggler.median_us()), straggler.description()};
       break;
     }
     case v1::ServerEvent::KIND_NOT_SET:

@@ -135,13 +135,14 @@ TEST_CASE("the hello_store example runs as a four-worker job") {
   }
 }
 
-TEST_CASE("the flag --numa_binding=node binds each worker to its node's CPUs and prefers its memory") {
+TEST_CASE(
+    "the flag --numa_binding=node binds each worker to its node's CPUs and prefers its memory") {
   // This machine, for real: each worker on the CPUs of the node it is given (without GPUs, the
   // ranks in turn over the nodes), its memory policy "prefer" that node, inherited through exec.
   const std::string show =
       "grep Cpus_allowed_list /proc/self/status; grep -c ' prefer:[0-9]' /proc/self/numa_maps";
-  auto result = Run(Ddprun({"--nproc_per_node=2", "--numa_binding=node", "--no_python", "/bin/sh",
-                            "-c", show}));
+  auto result = Run(
+      Ddprun({"--nproc_per_node=2", "--numa_binding=node", "--no_python", "/bin/sh", "-c", show}));
   INFO(result.out << result.err);
   REQUIRE(result.code() == 0);
   std::vector<std::string> nodes;

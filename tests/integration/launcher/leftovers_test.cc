@@ -70,8 +70,8 @@ TEST_CASE("helpers a worker daemonised are ended when the job fails and restarts
       kStartHelpers + "touch \"$0.$RANK.$TORCHELASTIC_RESTART_COUNT\"; " +
       "if [ \"$TORCHELASTIC_RESTART_COUNT\" = 0 ] && [ \"$RANK\" = 1 ]; then "
       "while [ ! -e \"$0.0.0\" ]; do sleep 0.01; done; exit 3; fi; sleep 1";
-  ChildProcess ddprun(Ddprun(
-      {"--nproc_per_node=2", "--max_restarts=1", "/bin/sh", "-c", script, dir / "started"}));
+  ChildProcess ddprun(
+      Ddprun({"--nproc_per_node=2", "--max_restarts=1", "/bin/sh", "-c", script, dir / "started"}));
   auto restarted = ddprun.WaitForStdoutLine(
       [](const std::string& line) { return line.find("]: ready") != std::string::npos; });
   REQUIRE(restarted);

@@ -78,9 +78,9 @@ TEST_CASE("a last line without a newline is still forwarded") {
 }
 
 TEST_CASE("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE shapes each line's prefix as under torchrun") {
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", "--role=trainer", kTestWorker,
-                            "partial"}),
-                    {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "<${role_name}:$rank/${local_rank} $x>"}});
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=2", "--role=trainer", kTestWorker, "partial"}),
+          {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "<${role_name}:$rank/${local_rank} $x>"}});
   INFO(result.out << result.err);
   REQUIRE(result.code() == 0);
   CHECK(Count(result.out, "<trainer:0/0 $x>no newline at the end") == 1);

@@ -61,7 +61,7 @@ struct HostDaemons {
   }
 
   // `ddprun COMMAND ARGS` (attach, logs, cancel, status) asking node 0's daemon unless ARGS name
-// another (--host=), run to its end.
+  // another (--host=), run to its end.
   RunResult Command(const std::string& command, std::vector<std::string> args) const {
     std::vector<std::string> argv = network.In(-1);
     argv.insert(argv.end(), {kDdprun, command});

@@ -23,11 +23,11 @@ TEST_CASE("a job on three hosts' daemons prints every rank's lines, complete and
   auto network = NetworkOrSkip(3);
   if (!network) return;
   HostDaemons hosts(std::move(*network), 3);
-  auto submitter = hosts.Submitter(SubmitArgs(
-      hosts, {"--nproc_per_node=2"},
-      {"sh", "-c",
-       "i=1; while [ $i -le 40 ]; do echo \"line $i of rank $RANK/$WORLD_SIZE\"; "
-       "echo \"err $i of rank $RANK\" >&2; i=$((i+1)); done"}));
+  auto submitter = hosts.Submitter(
+      SubmitArgs(hosts, {"--nproc_per_node=2"},
+                 {"sh", "-c",
+                  "i=1; while [ $i -le 40 ]; do echo \"line $i of rank $RANK/$WORLD_SIZE\"; "
+                  "echo \"err $i of rank $RANK\" >&2; i=$((i+1)); done"}));
   auto exit = submitter->Wait(120s);
   INFO(submitter->stdout_text() << submitter->stderr_text());
   REQUIRE(exit.has_value());
@@ -66,8 +66,8 @@ TEST_CASE("ddprun cancel stops a detached job on every host, from another machin
   if (!network) return;
   HostDaemons hosts(std::move(*network), 3);
   const std::string marker = Marker("cancel");
-  auto submitter = hosts.Submitter(
-      SubmitArgs(hosts, {"--detach", "--rdzv_id=" + marker}, ReadyThenRun(marker)));
+  auto submitter =
+      hosts.Submitter(SubmitArgs(hosts, {"--detach", "--rdzv_id=" + marker}, ReadyThenRun(marker)));
   auto exit = submitter->Wait(60s);
   INFO(submitter->stdout_text() << submitter->stderr_text());
   REQUIRE(exit.has_value());
@@ -91,11 +91,11 @@ TEST_CASE("a detached job shows, on attach, the whole output and the job's exit 
   if (!network) return;
   HostDaemons hosts(std::move(*network), 3);
   const std::string id = Marker("attach");
-  auto submitter = hosts.Submitter(SubmitArgs(
-      hosts, {"--detach", "--rdzv_id=" + id},
-      {"sh", "-c",
-       "i=0; while [ $i -lt 20 ]; do echo \"out $i\"; i=$((i+1)); done; sleep 1; "
-       "[ \"$RANK\" = 1 ] && exit 7; sleep 30"}));
+  auto submitter = hosts.Submitter(
+      SubmitArgs(hosts, {"--detach", "--rdzv_id=" + id},
+                 {"sh", "-c",
+                  "i=0; while [ $i -lt 20 ]; do echo \"out $i\"; i=$((i+1)); done; sleep 1; "
+                  "[ \"$RANK\" = 1 ] && exit 7; sleep 30"}));
   auto detached = submitter->Wait(60s);
   REQUIRE(detached.has_value());
   REQUIRE(detached->exit_code == 0);
@@ -104,8 +104,8 @@ TEST_CASE("a detached job shows, on attach, the whole output and the job's exit 
   CHECK(attached.code() == 7);
   for (int rank = 0; rank < 3; ++rank) {
     for (int i = 0; i < 20; ++i) {
-      CHECK(Count(attached.out, "[rank" + std::to_string(rank) + "]: out " + std::to_string(i) +
-                                    "\n") == 1);
+      CHECK(Count(attached.out,
+                  "[rank" + std::to_string(rank) + "]: out " + std::to_string(i) + "\n") == 1);
     }
   }
   // One report, from the host whose worker failed, naming it.
@@ -134,8 +134,8 @@ TEST_CASE("a host that lacks the working directory fails the start on every host
   const std::string workdir = work / "job";
   REQUIRE(::mkdir(workdir.c_str(), 0755) == 0);
   const std::string touched = hosts.dir / "started";
-  auto submitter = hosts.Submitter(SubmitArgs(hosts, {}, {"sh", "-c", "touch \"$0\"", touched}),
-                                   "", workdir);
+  auto submitter =
+      hosts.Submitter(SubmitArgs(hosts, {}, {"sh", "-c", "touch \"$0\"", touched}), "", workdir);
   auto exit = submitter->Wait(60s);
   INFO(submitter->stdout_text() << submitter->stderr_text());
   REQUIRE(exit.has_value());

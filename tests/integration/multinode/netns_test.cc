@@ -176,10 +176,9 @@ TEST_CASE(
   if (!network) return;
   DaemonOnNetwork job(std::move(*network));
   // Global rank 3 (local 1 of one node) takes 120 ms of its own a step, the others 40.
-  auto agents = job.StartAgents(2, "slow2", "2",
-                                {"--straggler_ratio=1.5", kCollectivesWorker, "train", "80",
-                                 "slow", "3", "40"},
-                                2);
+  auto agents = job.StartAgents(
+      2, "slow2", "2",
+      {"--straggler_ratio=1.5", kCollectivesWorker, "train", "80", "slow", "3", "40"}, 2);
   const std::vector<std::string> status = {"--rdzv_endpoint=" + job.endpoint,
                                            "--token-file=" + job.token_file, "--rdzv_id=slow2"};
   auto [shown, text] = AwaitStatus(
@@ -196,8 +195,8 @@ TEST_CASE(
   for (int i = 0; i < 2; ++i) {
     INFO(agents[i]->stdout_text() << agents[i]->stderr_text());
     CHECK(ExitCode(*agents[i]) == 0);
-    if (Count(agents[i]->stderr_text(), "ddprun: straggler: rank 3 (" +
-                                            TestNetwork::address(i) + ", local 1): ") == 1) {
+    if (Count(agents[i]->stderr_text(),
+              "ddprun: straggler: rank 3 (" + TestNetwork::address(i) + ", local 1): ") == 1) {
       holder = i;
     }
   }

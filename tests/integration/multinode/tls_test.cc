@@ -101,7 +101,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a job submitted over mutual TLS runs, and the daemon logs the certificate that started it") {
+TEST_CASE(
+    "a job submitted over mutual TLS runs, and the daemon logs the certificate that started it") {
   if (::access(kOpenssl, X_OK) != 0) return SkipTest(std::string(kOpenssl) + " is missing");
   ScratchDir dir;
   REQUIRE(MakeCertificate(dir));
@@ -111,8 +112,7 @@ TEST_CASE("a job submitted over mutual TLS runs, and the daemon logs the certifi
                  "--token-file=" + (dir / "token"), "--allow-root-jobs",
                  "--agent-program=" + kDdprun});
   const std::vector<std::string> security = {"--tls-ca=" + cert, "--tls-cert=" + cert,
-                                             "--tls-key=" + key,
-                                             "--token-file=" + (dir / "token")};
+                                             "--tls-key=" + key, "--token-file=" + (dir / "token")};
   std::vector<std::string> args = {"--hosts=" + daemon.endpoint(), "--nproc_per_node=2",
                                    "--rdzv_id=tls-submitted"};
   args.insert(args.end(), security.begin(), security.end());

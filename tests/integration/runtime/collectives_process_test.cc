@@ -1,8 +1,7 @@
 // The collectives with ranks as real processes: under ddprun (one node and two), and started by
 // the test to kill one in the middle of a collective.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "integration/launcher/launcher_test_support.h"
@@ -78,9 +77,8 @@ TEST_CASE(
     "a rank that cannot map its peers' registered buffers makes every rank use ordinary memory, "
     "and says why") {
   // Rank 1, not rank 0: every rank's verdict must count every rank's failure.
-  auto result =
-      Run(Ddprun({"--standalone", "--nproc_per_node=3", kCollectivesWorker, "starved", "1"}), {},
-          120s);
+  auto result = Run(
+      Ddprun({"--standalone", "--nproc_per_node=3", kCollectivesWorker, "starved", "1"}), {}, 120s);
   INFO(result.out << result.err);
   CHECK(result.code() == 0);
   for (int rank = 0; rank < 3; ++rank) {

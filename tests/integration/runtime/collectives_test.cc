@@ -144,8 +144,8 @@ TEST_CASE(
             !s.ok()) {
           return "first: " + s.ToString();
         }
-        float* data = rank == registered ? static_cast<float*>(buffer.value()->data())
-                                         : ordinary.data();
+        float* data =
+            rank == registered ? static_cast<float*>(buffer.value()->data()) : ordinary.data();
         return comm.AllReduce(ddp::CpuTensor(data, 16), ddp::ReduceOp::kSum).ToString();
       },
       [](const ddprun::Status& error) { return error.ToString(); });

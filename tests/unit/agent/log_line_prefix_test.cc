@@ -12,8 +12,7 @@ TEST_CASE("without a template each line starts with the global rank", "[log_line
 
 TEST_CASE("a template names the rank, the local rank and the role, braced or not",
           "[log_line_prefix]") {
-  CHECK(LogLinePrefix("[${role_name}${rank}|${local_rank}]:", 5, 1, "trainer") ==
-        "[trainer5|1]:");
+  CHECK(LogLinePrefix("[${role_name}${rank}|${local_rank}]:", 5, 1, "trainer") == "[trainer5|1]:");
   CHECK(LogLinePrefix("$rank-$local_rank ", 12, 0, "default") == "12-0 ");
   CHECK(LogLinePrefix("$rank_x", 3, 0, "default") == "$rank_x");  // another identifier
   CHECK(LogLinePrefix("${rank}x", 3, 0, "default") == "3x");

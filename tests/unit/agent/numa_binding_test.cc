@@ -34,10 +34,9 @@ void WriteTwoSockets(const std::string& root, bool with_gpus) {
     Put(dir + "/cache/index0/shared_cpu_list", std::to_string(cpu));
     Put(dir + "/cache/index3/level", "3");
     const int first = 8 * socket + (core < 4 ? 0 : 4);
-    Put(dir + "/cache/index3/shared_cpu_list", std::to_string(first) + "-" +
-                                                   std::to_string(first + 3) + "," +
-                                                   std::to_string(first + 16) + "-" +
-                                                   std::to_string(first + 19));
+    Put(dir + "/cache/index3/shared_cpu_list",
+        std::to_string(first) + "-" + std::to_string(first + 3) + "," + std::to_string(first + 16) +
+            "-" + std::to_string(first + 19));
   }
   Put(root + "/devices/system/node/node0/cpulist", "0-7,16-23");
   Put(root + "/devices/system/node/node1/cpulist", "8-15,24-31");
@@ -131,8 +130,7 @@ TEST_CASE("without GPUs the ranks are spread over the NUMA nodes", "[numa_bindin
   CHECK(Bound(machine, NumaBinding::kExclusive, 2, 4) == "CPUs 4-7,20-23, memory node 0");
 }
 
-TEST_CASE("exclusive shares for more workers than a node has cores are refused",
-          "[numa_binding]") {
+TEST_CASE("exclusive shares for more workers than a node has cores are refused", "[numa_binding]") {
   const MachineTopology machine = Machine(false);
   auto bound = BindWorker(machine, NumaBinding::kExclusive, 0, 20);
   REQUIRE_FALSE(bound.ok());

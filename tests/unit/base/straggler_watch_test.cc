@@ -28,7 +28,8 @@ TEST_CASE("a rank at the ratio times the median is named once", "[straggler]") {
   REQUIRE(news.size() == 1);
   CHECK(news[0].rank.global_rank == 3);
   CHECK_FALSE(news[0].recovered);
-  CHECK(news[0].description == "straggler: rank 3 (h1, local 1): 212 ms a step, the job's median 101 ms");
+  CHECK(news[0].description ==
+        "straggler: rank 3 (h1, local 1): 212 ms a step, the job's median 101 ms");
   CHECK(watch.IsStraggler(3));
   CHECK(watch.Update(ranks, ratio).empty());  // not news again
 }
@@ -47,12 +48,11 @@ TEST_CASE("a straggler that recovers is named again, once", "[straggler]") {
   CHECK_FALSE(watch.IsStraggler(2));
 }
 
-TEST_CASE("below the ratio, unknown step times and a few ms of noise name no one",
-          "[straggler]") {
+TEST_CASE("below the ratio, unknown step times and a few ms of noise name no one", "[straggler]") {
   StragglerWatch watch;
   const double ratio = 1.5;
   CHECK(watch.Update({Rank(0, 100ms), Rank(1, 149ms), Rank(2, 120ms)}, ratio).empty());
-  CHECK(watch.Update({Rank(0, 0us), Rank(1, 300ms)}, ratio).empty());        // one known: no median
+  CHECK(watch.Update({Rank(0, 0us), Rank(1, 300ms)}, ratio).empty());  // one known: no median
   CHECK(watch.Update({Rank(0, 1ms), Rank(1, 1ms), Rank(2, 4ms)}, ratio).empty());  // 3 ms more
   CHECK(watch.Update({Rank(0, 1ms), Rank(1, 1ms), Rank(2, 7ms)}, ratio).size() == 1);
 }

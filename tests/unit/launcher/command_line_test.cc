@@ -156,7 +156,8 @@ TEST_CASE("torchrun's plugin flags are refused with what to use instead") {
              Catch::Contains("'SIGUSR1'"));
 }
 
-TEST_CASE("the flag --numa_binding takes torchrun's four modes, from the flag or PET_NUMA_BINDING") {
+TEST_CASE(
+    "the flag --numa_binding takes torchrun's four modes, from the flag or PET_NUMA_BINDING") {
   CHECK(Parsed({"--numa_binding=node", "/bin/true"}).numa_binding == NumaBinding::kNode);
   CHECK(Parsed({"--numa-binding", "core-complex", "/bin/true"}).numa_binding ==
         NumaBinding::kCoreComplex);

@@ -48,7 +48,8 @@ std::vector<float> GradientOnHost(Parameter& p) {
 
 }  // namespace
 
-TEST_CASE("without a GPU, CUDA is refused with an error naming CUDA, as a value but from a constructor") {
+TEST_CASE(
+    "without a GPU, CUDA is refused with an error naming CUDA, as a value but from a constructor") {
   if (HaveGpu()) return ddprun::testing::SkipTest("a GPU is visible");
   REQUIRE_THROWS_WITH(Matrix(4, 4, 0.0f, Device::kCuda), Catch::Contains("CUDA"));
   // A module reports it as an error value.

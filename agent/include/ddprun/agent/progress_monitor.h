@@ -7,7 +7,8 @@
 // - with --hang_progress=output, the bytes it wrote to stdout or stderr.
 // Sampling reads the page and stats the file: no system call in the worker, one stat per worker
 // here. It also times the worker's steps (step_timer.h) for straggler detection: by the times
-// the page says its steps were reported, or by the samples' for a progress file. Not thread-safe: the supervisor's loop owns it.
+// the page says its steps were reported, or by the samples' for a progress file. Not thread-safe:
+// the supervisor's loop owns it.
 #pragma once
 
 #include <sys/stat.h>

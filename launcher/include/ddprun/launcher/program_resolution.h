@@ -33,8 +33,7 @@ struct ProgramContext {
 // context's working directory). INVALID_ARGUMENT with a one-line message when the program (or the
 // interpreter) is missing or not executable.
 Result<std::vector<std::string>> ResolveWorkerCommand(
-    const ProgramRequest& request,
-    const ProgramContext& context = ProgramContext::OfThisProcess());
+    const ProgramRequest& request, const ProgramContext& context = ProgramContext::OfThisProcess());
 
 // The path of an executable named like a shell would find it: a name with a '/' as is, else the
 // first match on the context's PATH.

@@ -24,10 +24,10 @@ struct SubmitRequest {
   bool run_path = false;                // --run_path
   std::string working_dir;              // the submitter's
   std::map<std::string, std::string> environment;  // what travels (--export)
-  bool detach = false;                  // print the job id and return once it runs
-  bool forward_input = false;           // stdin to global rank 0 (--stdin=0, stdin forwardable)
-  std::string rendezvous;               // "host:port" of the job's rendezvous
-  ClientSecurity security;              // how to reach the daemons
+  bool detach = false;                             // print the job id and return once it runs
+  bool forward_input = false;  // stdin to global rank 0 (--stdin=0, stdin forwardable)
+  std::string rendezvous;      // "host:port" of the job's rendezvous
+  ClientSecurity security;     // how to reach the daemons
 };
 
 }  // namespace ddprun

@@ -163,8 +163,8 @@ class JobRounds {
   std::set<std::string> succeeded_;                 // members done in the current round
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
-  HangLatch hang_latch_;              // of the running round
-  StragglerWatch straggler_watch_;    // of the running round
+  HangLatch hang_latch_;            // of the running round
+  StragglerWatch straggler_watch_;  // of the running round
   RendezvousTime next_progress_search_{};
   std::vector<NodeEvent> events_;
 };

@@ -70,7 +70,7 @@ struct NodeEvent {
   int exit_status = 1;        // kJobFailed: what every agent exits with
   // kRestart, kJobFailed: the worker failure behind it, when one is (not for a lost node).
   std::optional<WorkerFailure> failure;
-  HangFinding hang;  // kHang
+  HangFinding hang;         // kHang
   StragglerNews straggler;  // kStraggler
 };
 

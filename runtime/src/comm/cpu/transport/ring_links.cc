@@ -175,8 +175,8 @@ ddprun::Result<RingLinks> ConnectRing(Store& store, const RingLinkOptions& optio
   Endpoint me{options.host, listener->port(), HostIdentity(), ::getpid(), "-"};
   std::shared_ptr<ShmSegment> incoming;
   if (options.transport == TransportChoice::kAuto) {
-    auto created = ShmSegment::Create(
-        ddprun::NewRankSharedMemoryName("ring-" + std::to_string(options.rank)));
+    auto created =
+        ShmSegment::Create(ddprun::NewRankSharedMemoryName("ring-" + std::to_string(options.rank)));
     if (created.ok()) {  // without shared memory, TCP it is
       incoming = std::move(created).value();
       me.shm_name = incoming->name();
