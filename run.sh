@@ -192,8 +192,8 @@ case "${1:-}" in
   demo)
     deps
     build "$BUILD_DIR"
-    echo "run.sh: ddprun --standalone --nproc_per_node=2 $BUILD_DIR/examples/train"
-    "$BUILD_DIR/launcher/ddprun" --standalone --nproc_per_node=2 "$BUILD_DIR/examples/train"
+    echo "run.sh: ddprun --standalone --nproc_per_node=2 $BUILD_DIR/bin/train"
+    "$BUILD_DIR/bin/ddprun" --standalone --nproc_per_node=2 "$BUILD_DIR/bin/train"
     ;;
   test)
     trap report EXIT

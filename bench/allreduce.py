@@ -20,7 +20,7 @@ import sys
 
 from common import ANCHORS, DDPRUN, ROOT, TORCHRUN, median, require
 
-BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bench", "ddp-allreduce-bench")
+BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bin", "ddp-allreduce-bench")
 PINGPONG = os.path.join(os.path.dirname(BENCH), "core-pingpong")
 GLOO = os.path.join(ANCHORS, "allreduce_gloo.py")
 SIZES = [1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26]  # the gloo anchor's sizes

@@ -1,7 +1,7 @@
 // ddp-allreduce-bench: the all-reduce table of nccl-tests' all_reduce_perf for ddprun's runtime,
 // run under ddprun (every rank runs it; rank 0 prints):
 //
-//   ddprun --standalone --nproc_per_node=2 build/bench/ddp-allreduce-bench [MIN_BYTES MAX_BYTES
+//   ddprun --standalone --nproc_per_node=2 build/bin/ddp-allreduce-bench [MIN_BYTES MAX_BYTES
 //                                                                            [registered]]
 //
 // Columns as nccl-tests: size (B), count (elements), type, time (us), algbw and busbw (GB/s;

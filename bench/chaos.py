@@ -56,8 +56,8 @@ import uuid
 from common import DDPRUN, median, require
 
 BUILD = os.path.dirname(os.path.dirname(DDPRUN))
-DDPRUND = os.path.join(BUILD, "rendezvous", "ddprund")
-TRAIN = os.path.join(BUILD, "examples", "train")
+DDPRUND = os.path.join(BUILD, "bin", "ddprund")
+TRAIN = os.path.join(BUILD, "bin", "train")
 
 NODES = 3
 PORT = 29400

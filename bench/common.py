@@ -17,9 +17,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The PyTorch programs torchrun runs beside ddprun's (bench/anchors/).
 ANCHORS = os.path.join(ROOT, "bench", "anchors")
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
-DDPRUN = os.path.join(BUILD, "launcher", "ddprun")
+BIN = os.path.join(BUILD, "bin")  # every program of a build
+DDPRUN = os.path.join(BIN, "ddprun")
 # The machine's floor: forks and execs the same workers and waits for them (bench/spawn_floor.c).
-SPAWN_FLOOR = os.path.join(BUILD, "bench", "spawn-floor")
+SPAWN_FLOOR = os.path.join(BIN, "spawn-floor")
 # The restart probe's worker (bench/workers/restart_probe.sh).
 PROBE = os.path.join(ROOT, "bench", "workers", "restart_probe.sh")
 # Debian's python, which has Debian's torch; its torchrun 1.13 needs bench/torchrun_debian.py.

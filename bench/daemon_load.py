@@ -21,8 +21,8 @@ import time
 from common import ROOT, require
 
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
-DDPRUND = os.path.join(BUILD, "rendezvous", "ddprund")
-GENERATOR = os.path.join(BUILD, "bench", "daemon_load")
+DDPRUND = os.path.join(BUILD, "bin", "ddprund")
+GENERATOR = os.path.join(BUILD, "bin", "daemon_load")
 
 
 TICKS = os.sysconf("SC_CLK_TCK")

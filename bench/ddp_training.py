@@ -22,7 +22,7 @@ from common import ANCHORS, DDPRUN, ROOT, TORCHRUN, require
 
 os.environ.setdefault("STEPS", "200")
 
-BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bench", "ddp-mlp-bench")
+BENCH = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "bin", "ddp-mlp-bench")
 ANCHOR = os.path.join(ANCHORS, "ddp_mlp.py")
 
 

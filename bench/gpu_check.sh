@@ -21,15 +21,15 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
   cmake --build "$build" -j "$(nproc)" --target unit_tests runtime_thread_tests ddprun ddprund \
     ddp-mlp-bench train || exit 1
 echo "== [gpu] unit tests"
-"$build/tests/unit_tests" "[gpu]" --success --reporter compact || status=1
+"$build/bin/unit_tests" "[gpu]" --success --reporter compact || status=1
 echo "== [gpu] integration tests"
-"$build/tests/runtime_thread_tests" "[gpu]" --success --reporter compact || status=1
+"$build/bin/runtime_thread_tests" "[gpu]" --success --reporter compact || status=1
 echo "== the seeds' model on the GPU"
-"$build/launcher/ddprun" --standalone --nproc_per_node=1 "$build/examples/train" --device cuda \
+"$build/bin/ddprun" --standalone --nproc_per_node=1 "$build/bin/train" --device cuda \
   --epochs 2 || status=1
 echo "== ddp-mlp-bench, world 1: GPU, then CPU"
-DEVICE=cuda "$build/launcher/ddprun" --standalone --nproc_per_node=1 "$build/bench/ddp-mlp-bench" ||
+DEVICE=cuda "$build/bin/ddprun" --standalone --nproc_per_node=1 "$build/bin/ddp-mlp-bench" ||
   status=1
-"$build/launcher/ddprun" --standalone --nproc_per_node=1 "$build/bench/ddp-mlp-bench" || status=1
+"$build/bin/ddprun" --standalone --nproc_per_node=1 "$build/bin/ddp-mlp-bench" || status=1
 echo "== done: status $status"
 exit $status

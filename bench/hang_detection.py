@@ -24,9 +24,9 @@ import time
 from common import DDPRUN, ROOT, TORCHRUN, median, require
 
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
-CXX_WORKER = os.path.join(BUILD, "tests", "collectives_worker")
+CXX_WORKER = os.path.join(BUILD, "bin", "collectives_worker")
 PY_WORKER = os.path.join(ROOT, "tests", "workers", "progress_worker.py")
-ALLREDUCE = os.path.join(BUILD, "bench", "ddp-allreduce-bench")
+ALLREDUCE = os.path.join(BUILD, "bin", "ddp-allreduce-bench")
 TIMEOUT_S = 2.0
 
 

@@ -18,7 +18,7 @@ import time
 
 from common import DDPRUN, median, read_times, report_ms, require
 
-DDPRUND = os.path.join(os.path.dirname(os.path.dirname(DDPRUN)), "rendezvous", "ddprund")
+DDPRUND = os.path.join(os.path.dirname(DDPRUN), "ddprund")
 SSHD = "/usr/sbin/sshd"
 WORKERS = 2
 NETWORKS = iter(range(1000))  # names are never reused: a deleted namespace may linger

@@ -20,8 +20,8 @@ import sys
 from common import ROOT, median, require
 
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
-DDPRUND = os.path.join(BUILD, "rendezvous", "ddprund")
-GENERATOR = os.path.join(BUILD, "bench", "rendezvous_scale")
+DDPRUND = os.path.join(BUILD, "bin", "ddprund")
+GENERATOR = os.path.join(BUILD, "bin", "rendezvous_scale")
 SIZES = [1024, 2048, 4096, 8192, 16384]
 # The goals: the first two from the multi-node work, the last from issue 18.
 TARGETS = {1024: "round < 1 s", 4096: "round < 3 s",

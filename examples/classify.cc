@@ -1,6 +1,6 @@
 // examples/classify: a larger MLP classifier trained data-parallel under ddprun, on CPU.
 //
-//   ddprun --standalone --nproc_per_node=2 build/examples/classify [--epochs N] [--samples N]
+//   ddprun --standalone --nproc_per_node=2 build/bin/classify [--epochs N] [--samples N]
 //       [--hidden H] [--batch-size B] [--lr LR] [--checkpoint-dir DIR]
 //
 // 64 features -> H -> H -> 10 classes (ReLU), cross-entropy, SGD with momentum 0.9, on a

@@ -1,6 +1,6 @@
 // hello_store: a multi-worker job that uses the rendezvous store the way real training code does
 // to agree on something before it starts. Run it with
-//   ddprun --standalone --nproc_per_node=4 build/examples/hello_store
+//   ddprun --standalone --nproc_per_node=4 build/bin/hello_store
 // Every rank announces itself (add), rank 0 publishes a value (set), every rank waits for all
 // ranks and for that value (wait), then reads it (get) and prints one line.
 #include <chrono>

@@ -1,7 +1,7 @@
 // examples/train: the seeds' model trained data-parallel under ddprun, on the CPU (or on one GPU
 // per rank with --device cuda: cuBLAS, the runtime's kernels, NCCL).
 //
-//   ddprun --standalone --nproc_per_node=2 build/examples/train [--epochs N] [--samples N]
+//   ddprun --standalone --nproc_per_node=2 build/bin/train [--epochs N] [--samples N]
 //       [--batch-size B] [--lr LR] [--checkpoint-dir DIR] [--checkpoint-every STEPS]
 //       [--kill-at-step STEP] [--device cpu|cuda]
 //

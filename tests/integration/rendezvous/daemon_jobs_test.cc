@@ -72,6 +72,16 @@ TEST_CASE("a daemon without a token runs no jobs, saying why") {
   CHECK(Count(refused.err, "this daemon has no token and so runs no jobs") == 1);
 }
 
+TEST_CASE("a daemon of a build tree runs jobs with the ddprun beside it, as an installed one") {
+  // No --agent-program: build/bin/ddprund takes build/bin/ddprun.
+  Daemon daemon({"--allow-root-jobs", "--token-file=" + TokenFile()});
+  ScratchDir dir;
+  auto ran = Submit(daemon, {"sh", "-c", "touch \"$0\"", dir / "ran"});
+  INFO(ran.out << ran.err);
+  CHECK(ran.code() == 0);
+  CHECK(::access((dir / "ran").c_str(), F_OK) == 0);
+}
+
 TEST_CASE("a daemon running as root runs no job unless its configuration allows root jobs") {
   if (::geteuid() != 0) {
     SkipTest("the daemon's root policy needs the tests to run as root");
