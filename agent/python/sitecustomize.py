@@ -139,7 +139,6 @@ class _Progress:
         page[5] = _monotonic_ns()  # STEP_REPORTED_NS, before the step (the agent reads it after)
         page[3] = cls.steps  # STEP
 
-
     @classmethod
     def finished(cls, done=True):
         """This process is done with collectives (it destroyed its default group, or it is
@@ -148,6 +147,13 @@ class _Progress:
         page = cls.mapped_page()
         if page is not None:
             page[6] = _monotonic_ns() if done else 0  # FINISHED_NS
+
+    @classmethod
+    def exiting(cls):
+        """At exit: a process that counted anything is finished (one that never mapped its page
+        has nothing to mark, and maps none now)."""
+        if cls.page is not None:
+            cls.finished()
 
 
 class _Completions:
@@ -379,7 +385,7 @@ def _watch_imports():
             pass
     _sys.meta_path.insert(0, _AfterImport())
     import atexit
-    atexit.register(_Progress.finished)  # the last atexit function to run: registered first
+    atexit.register(_Progress.exiting)  # the last atexit function to run: registered first
 
 
 def _ddprun_run_shadowed():
