@@ -20,9 +20,20 @@ size_t LineEnd(std::string_view text) {
 
 }  // namespace
 
-std::string_view ConsoleStream::PrefixFor(std::string_view text) const {
-  if (line_started_) return {};
-  return text.empty() ? std::string_view() : std::string_view(prefix_);
+void ConsoleStream::Emit(std::string& out, std::string_view text, bool ends_line) {
+  if (return_held_) {
+    // The redraw's '\r' goes out with its text: the line is drawn again, prefix included.
+    out.push_back('\r');
+    return_held_ = false;
+    line_started_ = false;
+  } else if (ends_line && text.empty() && !line_started_) {
+    out.append(prefix_);  // an empty line of its own still shows whose it is
+  }
+  if (!text.empty() && !line_started_) out.append(prefix_);
+  out.append(text);
+  if (ends_line) out.push_back('\n');
+  line_started_ = !ends_line;
+  interrupted_ = false;
 }
 
 void ConsoleStream::Append(std::string_view chunk, const Write& write) {
@@ -35,31 +46,33 @@ void ConsoleStream::Append(std::string_view chunk, const Write& write) {
     if (end == std::string_view::npos) {
       held_.append(chunk);
       while (held_.size() >= max_line_bytes_) {
-        const std::string_view piece = std::string_view(held_).substr(0, max_line_bytes_);
-        out.append(PrefixFor(piece)).append(piece).push_back('\n');
+        Emit(out, std::string_view(held_).substr(0, max_line_bytes_), /*ends_line=*/true);
         held_.erase(0, max_line_bytes_);
-        line_started_ = after_return_ = false;
       }
       break;
     }
-    const char terminator = chunk[end];
-    // The line's text: straight from the chunk unless its start came in an earlier one.
+    // The segment's text: straight from the chunk unless its start came in an earlier one.
     if (!held_.empty()) held_.append(chunk.substr(0, end));
     const std::string_view text = held_.empty() ? chunk.substr(0, end) : std::string_view(held_);
-    // The '\n' that would have ended a line another stream ended already: nothing to show.
-    const bool ended_already = interrupted_ && text.empty() && terminator == '\n';
-    interrupted_ = false;
-    // An empty line still shows its prefix, but not the '\n' of a "\r\n" nor a lone '\r'.
-    const bool bare = text.empty() && (terminator == '\r' || after_return_);
-    if (!ended_already) {
-      if (!bare && !line_started_) out.append(prefix_);
-      out.append(text).push_back(terminator);
+    if (chunk[end] == '\n') {
+      // The '\n' that would end a line another stream ended already: nothing to show.
+      if (interrupted_ && text.empty()) {
+        interrupted_ = return_held_ = line_started_ = false;
+      } else {
+        Emit(out, text, /*ends_line=*/true);
+      }
+    } else {
+      // A '\r' ends the text drawn so far and is held for the text that draws the line anew.
+      if (!text.empty()) Emit(out, text, /*ends_line=*/false);
+      return_held_ = true;
     }
     held_.clear();
-    // After '\r' the line is drawn again from its first column, prefix included.
-    line_started_ = false;
-    after_return_ = terminator == '\r';
     chunk.remove_prefix(end + 1);
+  }
+  // A redraw ('\r' and its text) arrives in one write of the worker's: it goes out now, whole.
+  if (return_held_ && !held_.empty()) {
+    Emit(out, held_, /*ends_line=*/false);
+    held_.clear();
   }
   if (!out.empty()) write(out);
 }
@@ -67,18 +80,15 @@ void ConsoleStream::Append(std::string_view chunk, const Write& write) {
 void ConsoleStream::FlushPartial(const Write& write) {
   if (held_.empty()) return;
   std::string out;
-  out.append(PrefixFor(held_)).append(held_);
+  Emit(out, held_, /*ends_line=*/false);
   held_.clear();
-  interrupted_ = false;
-  line_started_ = true;
-  after_return_ = false;
   write(out);
 }
 
 void ConsoleStream::Finish(const Write& write) {
   FlushPartial(write);
   if (line_started_) write("\n");
-  line_started_ = after_return_ = false;
+  line_started_ = return_held_ = false;
 }
 
 }  // namespace ddprun

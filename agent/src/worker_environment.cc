@@ -65,6 +65,7 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   // MASTER_PORT, which ddprun reserved for it.
   set(contract::kUseAgentStore, std::string("False"));
   set_unless_inherited(contract::kNcclAsyncErrorHandling, "1");
+  set_unless_inherited(contract::kLegacyNcclAsyncErrorHandling, "1");
   if (!job.node_interface.empty()) {
     set_unless_inherited(contract::kGlooSocketIfname, job.node_interface);
   }

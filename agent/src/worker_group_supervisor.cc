@@ -459,6 +459,10 @@ struct WorkerGroupSupervisor::Impl {
     if (static_cast<size_t>(local_rank) < options.bindings.size()) {
       how.binding = options.bindings[static_cast<size_t>(local_rank)];
     }
+    how.stdout_channel =
+        output_router.ChannelFor(local_rank, StdStreams::kStdout, how.stdout_channel);
+    how.stderr_channel =
+        output_router.ChannelFor(local_rank, StdStreams::kStderr, how.stderr_channel);
     how.stdin_channel = InputOf(worker.placement);
     if (options.window_size_source >= 0) {
       how.terminal_size = TerminalSizeOf(options.window_size_source);

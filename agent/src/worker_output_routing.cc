@@ -29,13 +29,28 @@ WorkerOutput OutputRouter::Route(int local_rank, int global_rank, const SpawnedW
                spawned_as.stderr_channel == OutputChannel::kTerminal, prefix, stderr_log)};
 }
 
+bool OutputRouter::ReachesConsole(int local_rank, StdStreams stream) const {
+  const bool shown =
+      !options_.local_ranks_filter || options_.local_ranks_filter->contains(local_rank);
+  // As torchrun's: --tee shows a stream that --redirects also names.
+  const bool to_file_only = Includes(options_.redirects.For(local_rank), stream) &&
+                            !Includes(options_.tee.For(local_rank), stream);
+  return shown && !to_file_only;
+}
+
+OutputChannel OutputRouter::ChannelFor(int local_rank, StdStreams stream,
+                                       OutputChannel console_channel) const {
+  if (console_channel == OutputChannel::kTerminal && !ReachesConsole(local_rank, stream)) {
+    return OutputChannel::kPipe;
+  }
+  return console_channel;
+}
+
 std::shared_ptr<OutputPump> OutputRouter::Pump(int local_rank, StdStreams stream, int fd,
                                                bool terminal, const std::string& prefix,
                                                const std::string& log_file) {
-  const bool redirected = Includes(options_.redirects.For(local_rank), stream);
-  const bool to_file = redirected || Includes(options_.tee.For(local_rank), stream);
-  const bool shown =
-      !options_.local_ranks_filter || options_.local_ranks_filter->contains(local_rank);
+  const bool to_file = Includes(options_.redirects.For(local_rank), stream) ||
+                       Includes(options_.tee.For(local_rank), stream);
   int file_fd = -1;
   if (to_file) {
     file_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -44,7 +59,7 @@ std::shared_ptr<OutputPump> OutputRouter::Pump(int local_rank, StdStreams stream
                                 std::strerror(errno), prefix);
     }
   }
-  const bool console = (shown && !redirected) || (to_file && file_fd < 0);
+  const bool console = ReachesConsole(local_rank, stream) || (to_file && file_fd < 0);
   const int console_fd =
       stream == StdStreams::kStdout ? options_.console_stdout : options_.console_stderr;
   auto pump = std::make_shared<OutputPump>(

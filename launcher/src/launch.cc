@@ -274,12 +274,15 @@ int Launch(const LaunchConfig& config) {
   }
   timeline::Note("the workers' run is over");
   node.coordinator.reset();  // closes this node's session
-  // A failed run keeps its error files: the failure report points at them.
-  if (status != 0 && temporary_logs) temporary_logs->Keep();
-  // So does a run that hung, even if a restart then succeeded: its stacks are there.
+  // A failed run keeps its error files, and says where, under the failure report that points
+  // at them; so does a run that hung, even if a restart then succeeded: its stacks are there.
   if (found_hang && temporary_logs) {
     temporary_logs->Keep();
     std::fprintf(stderr, "ddprun: the hang's stacks are kept in %s\n", log_dir.c_str());
+  } else if (status != 0 && temporary_logs) {
+    temporary_logs->Keep();
+    std::fprintf(stderr, "ddprun: logs kept in %s (choose the place with --log_dir)\n",
+                 log_dir.c_str());
   }
   RendezvousServer* server = node.server.get();
   if (config.multi_node && server != nullptr && !server->Idle()) {

@@ -84,6 +84,7 @@ int PrintEnvironment() {
                          "TORCHELASTIC_ERROR_FILE",
                          "TORCHELASTIC_USE_AGENT_STORE",
                          "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                         "NCCL_ASYNC_ERROR_HANDLING",
                          "OMP_NUM_THREADS",
                          "DDPRUN_STORE_ADDR",
                          "DDPRUN_TOKEN",

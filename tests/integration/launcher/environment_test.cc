@@ -38,6 +38,7 @@ TEST_CASE("every rank gets torchrun's variables with torchrun's meaning, plus dd
           logs.path() + "/envtest/attempt_0/" + std::to_string(rank) + "/error.json");
     CHECK(vars["TORCHELASTIC_USE_AGENT_STORE"] == "False");
     CHECK(vars["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1");
+    CHECK(vars["NCCL_ASYNC_ERROR_HANDLING"] == "1");
     CHECK(vars["OMP_NUM_THREADS"] == "1");
     CHECK(vars["DDPRUN_STORE_ADDR"].rfind("127.0.0.1:", 0) == 0);
     CHECK(vars["DDPRUN_TOKEN"].size() == 64);

@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "integration/launcher/launcher_test_support.h"
 
@@ -34,4 +35,31 @@ TEST_CASE("ddprun exits 0 only when every worker did") {
       Run(Ddprun({"--standalone", "--nproc_per_node=3", kTestWorker, "exit", "2", "5"}));
   CHECK(one_failed.code() == 5);
   CHECK(Count(one_failed.err, "exit       : exit code 5") == 1);
+}
+
+TEST_CASE(
+    "a failed run without --log_dir says where it keeps its logs; a run that succeeds keeps "
+    "none") {
+  ScratchDir tmp;
+  auto failed = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "exit", "1", "3"}),
+                    {{"TMPDIR", tmp.path()}});
+  CHECK(failed.code() == 3);
+  const std::string said = "ddprun: logs kept in " + tmp.path() + "/ddprun_";
+  REQUIRE(Count(failed.err, said) == 1);
+  // The line comes after the report, and names the folder that holds the error files.
+  CHECK(failed.err.find(said) > failed.err.rfind(" FAILED"));
+  const size_t at = failed.err.find(said) + std::string("ddprun: logs kept in ").size();
+  const std::string kept = failed.err.substr(at, failed.err.find(' ', at) - at);
+  CHECK(std::filesystem::is_directory(kept));
+
+  auto succeeded =
+      Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "exit", "0", "0"}),
+          {{"TMPDIR", tmp.path()}});
+  CHECK(succeeded.code() == 0);
+  CHECK(Count(succeeded.err, "logs kept") == 0);
+  size_t folders = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tmp.path())) {
+    ++folders;
+  }
+  CHECK(folders == 1);  // the failed run's only
 }

@@ -57,6 +57,40 @@ inline size_t Count(const std::string& text, const std::string& needle) {
   return count;
 }
 
+// The console lines of `text` that show nothing: empty, or only carriage returns (what a '\r'
+// forwarded without the text after it left when another rank's line came between).
+inline size_t EmptyLines(const std::string& text) {
+  size_t empty = 0;
+  for (const auto& line : Lines(text)) {
+    if (line.find_first_not_of('\r') == std::string::npos) ++empty;
+  }
+  return empty;
+}
+
+// What each console line of `text` shows last: the text after its last '\r' that has any.
+inline std::vector<std::string> LastDrawn(const std::string& text) {
+  std::vector<std::string> shown;
+  for (const auto& line : Lines(text)) {
+    std::string last;
+    for (size_t start = 0; start <= line.size();) {
+      size_t end = line.find('\r', start);
+      if (end == std::string::npos) end = line.size();
+      if (end > start) last = line.substr(start, end - start);
+      start = end + 1;
+    }
+    shown.push_back(last);
+  }
+  return shown;
+}
+
+// A worker for `sh -c`: rank 1 writes 60 ordinary lines while every other rank redraws its
+// progress line 300 times with '\r' (one write per redraw, as tqdm draws) and ends it with
+// "R done".
+inline const std::string kRedrawingRanks =
+    "if [ \"$RANK\" = 1 ]; then i=0; while [ $i -lt 60 ]; do echo \"line $i of rank 1\"; "
+    "i=$((i+1)); done; else i=0; while [ $i -lt 300 ]; do printf '\\r%s step %d' \"$RANK\" $i; "
+    "i=$((i+1)); done; printf '\\r%s done\\n' \"$RANK\"; fi";
+
 // The seconds a hang report says rank `rank` went without progress when the hang was found
 // ("hang: rank 1 (h, local 1) at step 5 for 2.1 s; ..."); -1 when it names no hang of that rank.
 inline double StalledSeconds(const std::string& err, int rank) {

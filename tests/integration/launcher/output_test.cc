@@ -1,4 +1,5 @@
 // Worker output: rank prefixes, whole lines, filters, per-worker log files.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -144,4 +145,36 @@ TEST_CASE(
   CHECK(ReadFile(logs.path() + "/again.2/attempt_0/0/stdout.log") == "arg[0]=third\n");
   CHECK(Count(first.err, "holds an earlier run's logs") == 0);
   CHECK(Count(second.err, "this run's go to " + logs.path() + "/again.1") == 1);
+}
+
+TEST_CASE(
+    "through a pipe, ranks redrawing their lines beside another's output leave no empty line, and "
+    "each rank's last state shows") {
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=4", "/bin/sh", "-c", kRedrawingRanks}));
+  REQUIRE(result.code() == 0);
+  INFO(result.out.substr(0, 2000));
+  CHECK(EmptyLines(result.out) == 0);
+  const auto shown = LastDrawn(result.out);
+  for (int rank : {0, 2, 3}) {
+    const std::string last =
+        "[rank" + std::to_string(rank) + "]: " + std::to_string(rank) + " done";
+    CHECK(std::count(shown.begin(), shown.end(), last) == 1);
+  }
+  CHECK(RankLines(result.out, 1).size() == 60);
+}
+
+TEST_CASE(
+    "a stream that goes only to its log file is a pipe, and holds no redraw's terminal bytes") {
+  // Which of the streams the worker sees as terminals, written to both.
+  const std::string script =
+      "test -t 1 && o=tty || o=pipe; test -t 2 && e=tty || e=pipe; echo \"out $o $e\"; "
+      "echo \"err $o $e\" >&2";
+  ScratchDir logs;
+  auto result =
+      Run(Ddprun({"--standalone", "--nproc_per_node=1", "--tty=always", "--redirects=3",
+                  "--log_dir=" + logs.path(), "--run_id=files", "/bin/sh", "-c", script}));
+  REQUIRE(result.code() == 0);
+  CHECK(ReadFile(logs.path() + "/files/attempt_0/0/stdout.log") == "out pipe pipe\n");
+  CHECK(ReadFile(logs.path() + "/files/attempt_0/0/stderr.log") == "err pipe pipe\n");
 }

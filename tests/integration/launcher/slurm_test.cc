@@ -1,7 +1,8 @@
 // ddprun under a real Slurm: Debian's munged, slurmctld and slurmd, started here for this test (a
-// cluster of this one host, its configuration and state in a scratch directory, on free ports),
-// and `srun -N1 --ntasks-per-node=1 ddprun ...` with no rendezvous flags at all. Skipped, with
-// the reason, where Slurm is not installed or the test is not root (slurmd must be).
+// cluster of this one host, its configuration and state in a scratch directory, on ports of its
+// own), and `srun -N1 --ntasks-per-node=1 ddprun ...` with no rendezvous flags
+// at all. Skipped, with the reason, where Slurm is not installed or the test is not root (slurmd
+// must be).
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <thread>
 
-#include "ddprun/base/bound_socket.h"
 #include "integration/launcher/launcher_test_support.h"
 #include "support/skip.h"
 
@@ -20,12 +20,11 @@ namespace {
 
 const std::string kTrainExample = TRAIN_EXAMPLE_BINARY;
 
-// A port free on 127.0.0.1 now (Slurm's daemons bind their own: ports are in its configuration).
-int FreePort() {
-  auto socket = ddprun::BoundSocket::Bind("127.0.0.1", 0);
-  REQUIRE(socket.ok());
-  return socket->port();
-}
+// The first of two ports for Slurm's daemons, which bind the ports their configuration names:
+// below the kernel's ephemeral range, which no bind to port 0 is ever given, so no socket can take
+// them between now and the daemons' binds (as a port probed free and closed could be), and picked
+// by the pid, so that two runs of this test apart do not share them.
+int SlurmPorts() { return 22000 + 2 * (::getpid() % 4000); }
 
 // A one-host Slurm cluster of this test's own: munged, slurmctld and slurmd in the foreground,
 // the test's children, stopped with SIGTERM (then SIGKILL) at the end.
@@ -96,7 +95,7 @@ class SlurmCluster {
     std::ofstream(dir_ / "slurm.conf")
         << "ClusterName=ddprun-test\n"
         << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
-        << "SlurmctldPort=" << FreePort() << "\nSlurmdPort=" << FreePort() << "\n"
+        << "SlurmctldPort=" << SlurmPorts() << "\nSlurmdPort=" << SlurmPorts() + 1 << "\n"
         << "SlurmUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
         << "AuthInfo=socket=" << (dir_ / "munge.socket") << "\n"
         << "StateSaveLocation=" << (dir_ / "state") << "\nSlurmdSpoolDir=" << (dir_ / "spool")

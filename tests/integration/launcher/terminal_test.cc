@@ -151,3 +151,75 @@ TEST_CASE("with its own stdin closed, ddprun gives rank 0 /dev/null") {
   REQUIRE(run.code() == 0);
   CHECK(RankLines(run.out, 0).front() == "stdin=0 stdout=0 stderr=0 rows=0 cols=0");
 }
+
+TEST_CASE(
+    "at a terminal, ranks redrawing their lines beside another's output leave no empty line, and "
+    "each rank's last state shows") {
+  TerminalProcess ddprun(Ddprun({"--nproc_per_node=4", "/bin/sh", "-c", kRedrawingRanks}));
+  auto exit = ddprun.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
+  const std::string screen = ddprun.screen();
+  INFO(screen.substr(0, 2000));
+  CHECK(EmptyLines(screen) == 0);
+  const auto shown = LastDrawn(screen);
+  for (int rank : {0, 2, 3}) {
+    const std::string last =
+        "[rank" + std::to_string(rank) + "]: " + std::to_string(rank) + " done";
+    CHECK(std::count(shown.begin(), shown.end(), last) == 1);
+  }
+  CHECK(RankLines(screen, 1).size() == 60);
+}
+
+TEST_CASE(
+    "at a terminal, a worker's stream is a terminal only where it reaches the console: "
+    "--redirects, --tee and --local_ranks_filter") {
+  // Each rank says, on both streams, which of its streams are terminals.
+  const std::string script =
+      "test -t 1 && o=tty || o=pipe; test -t 2 && e=tty || e=pipe; echo \"out $RANK $o $e\"; "
+      "echo \"err $RANK $o $e\" >&2";
+  struct Case {
+    std::vector<std::string> flags;
+    // What rank 0 and rank 1 say on a stream that is shown or written ("": shown nowhere).
+    std::vector<std::string> seen;
+  };
+  const std::vector<Case> cases = {
+      {{"--redirects=3"}, {"out 0 pipe pipe", "out 1 pipe pipe"}},
+      {{"--redirects=1"}, {"err 0 pipe tty", "err 1 pipe tty"}},
+      {{"--redirects=2"}, {"out 0 tty pipe", "out 1 tty pipe"}},
+      {{"--redirects=0:3,1:0"}, {"out 0 pipe pipe", "out 1 tty tty"}},
+      {{"--tee=3"}, {"out 0 tty tty", "out 1 tty tty"}},
+      {{"--redirects=3", "--tee=1"}, {"out 0 tty pipe", "out 1 tty pipe"}},
+      {{"--local_ranks_filter=0"}, {"out 0 tty tty", ""}},
+      {{"--local_ranks_filter=0", "--tee=3"}, {"out 0 tty tty", "out 1 pipe pipe"}},
+  };
+  for (const auto& c : cases) {
+    ScratchDir logs;
+    std::vector<std::string> args = {"--nproc_per_node=2", "--log_dir=" + logs.path(),
+                                     "--run_id=which"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    args.insert(args.end(), {"/bin/sh", "-c", script});
+    TerminalProcess ddprun(Ddprun(args));
+    auto exit = ddprun.Wait();
+    REQUIRE(exit);
+    REQUIRE(exit->exit_code == 0);
+    const std::string screen = ddprun.screen();
+    for (int rank = 0; rank < 2; ++rank) {
+      INFO(c.flags.front() << (c.flags.size() > 1 ? " " + c.flags.back() : "") << ", rank " << rank
+                           << "\n"
+                           << screen);
+      const std::string& seen = c.seen[static_cast<size_t>(rank)];
+      if (seen.empty()) {
+        CHECK(RankLines(screen, rank).empty());
+        continue;
+      }
+      const std::string dir = logs.path() + "/which/attempt_0/" + std::to_string(rank);
+      // On the console when it reaches it, else in the stream's log file.
+      const bool on_console = Count(screen, "[rank" + std::to_string(rank) + "]: " + seen) == 1;
+      const bool in_file =
+          ReadFile(dir + (seen[0] == 'o' ? "/stdout.log" : "/stderr.log")).find(seen) !=
+          std::string::npos;
+      CHECK((on_console || in_file));
+    }
+  }
+}

@@ -7,7 +7,6 @@
 
 #include <set>
 
-#include "ddprun/base/bound_socket.h"
 #include "multinode_support.h"
 
 using namespace ddprun;
@@ -27,11 +26,17 @@ std::vector<std::string> JobFlags(const std::string& endpoint, const std::string
   return flags;
 }
 
-// 127.0.0.1 and a port free now: where the first agent of a test hosts the rendezvous.
-std::string FreeLoopbackEndpoint() {
-  auto probe = BoundSocket::Bind("127.0.0.1", 0);
-  REQUIRE(probe.ok());
-  return "127.0.0.1:" + std::to_string(probe->port());
+// Where the first agent of a test hosts the rendezvous: an address of this test process's own
+// on the loopback network (all of 127.0.0.0/8 is loopback; the pid picks the address, so no two
+// tests share it) and a port below the kernel's ephemeral range, which no bind to port 0 is ever
+// given. So no other socket can take it between now and the agent's bind, unlike a port probed
+// free and closed.
+std::string UnsharedLoopbackEndpoint() {
+  static int endpoints = 0;
+  const auto pid = static_cast<unsigned>(::getpid());  // at most 2^22
+  const std::string address = "127." + std::to_string(100 + (pid >> 16)) + "." +
+                              std::to_string((pid >> 8) & 255) + "." + std::to_string(pid & 255);
+  return address + ":" + std::to_string(21000 + endpoints++);
 }
 
 std::vector<std::string> With(std::vector<std::string> flags,
@@ -196,7 +201,7 @@ TEST_CASE("SIGTERM to one agent: that node leaves and the others go on without i
 }
 
 TEST_CASE("the agent on the endpoint's host serves the rendezvous, SIGTERM to it ends nothing") {
-  const std::string endpoint = FreeLoopbackEndpoint();
+  const std::string endpoint = UnsharedLoopbackEndpoint();
   const std::vector<std::string> program = {kTestWorker, "until-world", "2"};
   std::vector<std::unique_ptr<ChildProcess>> agents;
   agents.push_back(StartAgent(With(JobFlags(endpoint, "hosted", "2:3", 1), program)));
@@ -243,7 +248,7 @@ std::vector<std::unique_ptr<ChildProcess>> StartHostingAndJoiningAgents(
 }  // namespace
 
 TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exits too") {
-  const std::string endpoint = FreeLoopbackEndpoint();
+  const std::string endpoint = UnsharedLoopbackEndpoint();
   // A join timeout far beyond the test's bound: the job must end because no node is left.
   const std::vector<std::string> flags = {
       "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint,
@@ -256,7 +261,7 @@ TEST_CASE("when every node of a job leaves, the agent hosting its rendezvous exi
 TEST_CASE(
     "when the hosting agent leaves and the other node is lost, the join timeout ends the "
     "round with no node, and the hosting agent exits") {
-  const std::string endpoint = FreeLoopbackEndpoint();
+  const std::string endpoint = UnsharedLoopbackEndpoint();
   const std::vector<std::string> flags = {
       "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint, "--rdzv_id=lost-last",
       "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=3"};

@@ -1,6 +1,6 @@
 // ConsoleStream: a worker's bytes in, the console's writes out: whole lines behind the prefix,
-// partial lines at '\r' and on flush, the prefix only where a line starts; and the console they
-// share, where no stream continues another's open line.
+// redraws with their '\r', partial lines on flush, the prefix only where a line starts; and the
+// console they share, where no stream continues another's open line.
 #include "ddprun/agent/console_stream.h"
 
 #include <unistd.h>
@@ -54,25 +54,44 @@ TEST_CASE("the lines of one chunk, empty ones included, go out in one write") {
 }
 
 TEST_CASE(
-    "a progress bar redraws in place: each carriage return lets the line out and brings the prefix "
-    "again") {
+    "a progress bar redraws in place: each carriage return goes out with the text that redraws "
+    "the line, behind the prefix again") {
   ConsoleStream stream("[rank0]: ");
   Console console;
   stream.Append("progress 1/3\r", console.writer());
-  CHECK(console.writes.back() == "[rank0]: progress 1/3\r");
+  CHECK(console.writes.back() == "[rank0]: progress 1/3");
+  CHECK_FALSE(stream.holds_partial());
   stream.Append("progress 2/3\rprogress 3/3\r", console.writer());
-  CHECK(console.writes.back() == "[rank0]: progress 2/3\r[rank0]: progress 3/3\r");
+  CHECK(console.writes.back() == "\r[rank0]: progress 2/3\r[rank0]: progress 3/3");
   stream.Append("\n", console.writer());  // the bar's last line ends: no prefix of its own
-  CHECK(console.writes.back() == "\n");
-  // tqdm's order: '\r' first, then the bar, which waits for the owner's flush.
+  CHECK(console.writes.back() == "\r\n");
+  // tqdm's order: '\r' first, then the bar, in one write: out at once, in one piece.
   stream.Append("\r 40%|####", console.writer());
-  CHECK(console.writes.back() == "\r");
+  CHECK(console.writes.back() == "\r[rank0]:  40%|####");
+  CHECK_FALSE(stream.holds_partial());
+  // A '\r' alone waits for its text, however long it takes.
+  const size_t writes = console.writes.size();
+  stream.Append("\r", console.writer());
   stream.FlushPartial(console.writer());
-  CHECK(console.writes.back() == "[rank0]:  40%|####");
-  stream.Append("\r 50%|#####", console.writer());
-  CHECK(console.writes.back() == "\r");
-  stream.FlushPartial(console.writer());
-  CHECK(console.writes.back() == "[rank0]:  50%|#####");
+  CHECK(console.writes.size() == writes);
+  stream.Append(" 50%|#####", console.writer());
+  CHECK(console.writes.back() == "\r[rank0]:  50%|#####");
+  stream.Append("\r100%|##########|\n", console.writer());
+  CHECK(console.writes.back() == "\r[rank0]: 100%|##########|\n");
+  stream.Append("\r\r", console.writer());  // no text: nothing to draw
+  stream.Finish(console.writer());
+  CHECK(console.writes.size() == writes + 2);
+}
+
+TEST_CASE("a redraw's text split across reads continues its line, behind one prefix") {
+  ConsoleStream stream("[rank1]: ");
+  Console console;
+  stream.Append("\r 10%", console.writer());
+  stream.Append("|#", console.writer());
+  stream.Append("# 2/20\r", console.writer());
+  CHECK(console.All() == "\r[rank1]:  10%|## 2/20");
+  stream.Finish(console.writer());
+  CHECK(console.All() == "\r[rank1]:  10%|## 2/20\n");
 }
 
 TEST_CASE("a prompt flushed before its line ends keeps one prefix for the whole line") {
@@ -122,9 +141,12 @@ TEST_CASE(
   a.FlushPartial(to(a));       // a prompt, or a line paused for over 100 ms
   b.Append("hello\n", to(b));  // ends rank 0's open line first
   a.Append("done\n", to(a));   // rank 0's line goes on, behind its prefix again
-  a.Append(" 40%\r", to(a));   // a progress bar left open by its '\r'
+  a.Append(" 40%\r", to(a));   // a progress bar, its '\r' held for its next text
   b.Append("bye\n", to(b));
-  a.Append("\n", to(a));  // the bar's end: its line was ended already, nothing shows
+  a.Append("\n", to(a));      // the bar's end: its line was ended already, nothing shows
+  a.Append("\r 1/2", to(a));  // a redraw goes out whole: no line that holds only the '\r'
+  b.Append("hi\n", to(b));
+  a.Append("\r 2/2\r\n", to(a));
   a.Append("next\n", to(a));
   ::close(fds[1]);
   std::string all;
@@ -132,6 +154,6 @@ TEST_CASE(
   for (ssize_t n; (n = ::read(fds[0], buffer, sizeof(buffer))) > 0;) all.append(buffer, n);
   ::close(fds[0]);
   CHECK(all ==
-        "[rank0]: epoch 1 \n[rank1]: hello\n[rank0]: done\n[rank0]:  40%\r\n[rank1]: bye\n"
-        "[rank0]: next\n");
+        "[rank0]: epoch 1 \n[rank1]: hello\n[rank0]: done\n[rank0]:  40%\n[rank1]: bye\n"
+        "\r[rank0]:  1/2\n[rank1]: hi\n\r[rank0]:  2/2\r\n[rank0]: next\n");
 }

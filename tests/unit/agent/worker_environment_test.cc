@@ -63,6 +63,18 @@ TEST_CASE("the contract's variables override stale inherited ones") {
                                     Job(), placement, "e");
   CHECK(env["RANK"] == "0");
   CHECK(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "0");  // the user's choice is kept
+  CHECK(env["NCCL_ASYNC_ERROR_HANDLING"] == "1");        // each name on its own
+}
+
+TEST_CASE(
+    "both names of NCCL's asynchronous error handling are set, each only when not inherited") {
+  WorkerPlacement placement{0, 0, 0, 1, 1, 1};
+  auto fresh = BuildWorkerEnvironment({}, Job(), placement, "e");
+  CHECK(fresh["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1");
+  CHECK(fresh["NCCL_ASYNC_ERROR_HANDLING"] == "1");  // what torch before 2.2 reads
+  auto older = BuildWorkerEnvironment({{"NCCL_ASYNC_ERROR_HANDLING", "0"}}, Job(), placement, "e");
+  CHECK(older["NCCL_ASYNC_ERROR_HANDLING"] == "0");
+  CHECK(older["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1");
 }
 
 TEST_CASE("ToEnvp renders KEY=VALUE strings") {

@@ -53,7 +53,8 @@ using EnvironmentMap = std::map<std::string, std::string>;
 
 // The inherited environment with the contract's variables set over it. OMP_NUM_THREADS=1 is added
 // when more than one worker runs on the node and `inherited` lacks it;
-// TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when `inherited` lacks it; GLOO_SOCKET_IFNAME=node_interface
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and NCCL_ASYNC_ERROR_HANDLING=1 (the name torch < 2.2 reads),
+// each when `inherited` lacks it; GLOO_SOCKET_IFNAME=node_interface
 // when there is one and `inherited` lacks it.
 EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const JobEnvironment& job,
                                       const WorkerPlacement& placement,

@@ -86,6 +86,14 @@ class OutputRouter {
     console_stderr_->LineEnteredByUser();
   }
 
+  // Whether the stream `stream` of `local_rank` is shown on the console (and maybe also written
+  // to its log file), as --local_ranks_filter, --redirects and --tee say.
+  bool ReachesConsole(int local_rank, StdStreams stream) const;
+  // What the stream of `local_rank` is given when the console's streams get `console_channel`:
+  // a terminal only where the stream reaches the console; a stream that goes to a file only, or
+  // nowhere, gets a pipe, so that a program which asks isatty() draws nothing for a file.
+  OutputChannel ChannelFor(int local_rank, StdStreams stream, OutputChannel console_channel) const;
+
   // Starts pumping the worker's output (its descriptors, pipes or terminals as `spawned_as`
   // says, are owned from here on) where the options send the streams of `local_rank`, with
   // console lines prefixed "[rank<global_rank>]: ".

@@ -66,6 +66,10 @@ inline constexpr Variable kUseAgentStore{"TORCHELASTIC_USE_AGENT_STORE",
 inline constexpr Variable kNcclAsyncErrorHandling{"TORCH_NCCL_ASYNC_ERROR_HANDLING",
                                                   "1, unless inherited", Writer::kAgent,
                                                   "PyTorch's NCCL process group", ""};
+// The same setting under the name PyTorch before 2.2 reads (and its torchrun sets).
+inline constexpr Variable kLegacyNcclAsyncErrorHandling{
+    "NCCL_ASYNC_ERROR_HANDLING", "1, unless inherited", Writer::kAgent,
+    "PyTorch's NCCL process group before 2.2", ""};
 inline constexpr Variable kOmpNumThreads{"OMP_NUM_THREADS",
                                          "1 with several workers per node, unless inherited",
                                          Writer::kAgent, "OpenMP, OpenBLAS", ""};
@@ -138,6 +142,7 @@ inline constexpr std::array kAll = {&kRank,
                                     &kErrorFile,
                                     &kUseAgentStore,
                                     &kNcclAsyncErrorHandling,
+                                    &kLegacyNcclAsyncErrorHandling,
                                     &kOmpNumThreads,
                                     &kCudaVisibleDevices,
                                     &kGlooSocketIfname,
