@@ -38,7 +38,7 @@ TEST_CASE("ddprun exits 0 only when every worker did") {
 }
 
 TEST_CASE(
-    "a failed run without --log_dir says where it keeps its logs; a run that succeeds keeps "
+    "a failed run without --log_dir says where it keeps its logs, and a run that succeeds keeps "
     "none") {
   ScratchDir tmp;
   auto failed = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "exit", "1", "3"}),
