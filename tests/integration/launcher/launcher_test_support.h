@@ -2,8 +2,10 @@
 // parsing of ddprun's prefixed output.
 #pragma once
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <map>
 #include <regex>
 #include <string>
@@ -83,13 +85,23 @@ inline std::vector<std::string> LastDrawn(const std::string& text) {
   return shown;
 }
 
-// A worker for `sh -c`: rank 1 writes 60 ordinary lines while every other rank redraws its
-// progress line 300 times with '\r' (one write per redraw, as tqdm draws) and ends it with
-// "R done".
+// A worker for `sh -c SCRIPT DIR`, DIR holding a named pipe "go": rank 1 writes 60 ordinary lines
+// while every other rank redraws its progress line with '\r' (one write per redraw, as tqdm
+// draws), from before rank 1's first line (rank 0 says "go" after its first redraw) until after
+// its last (rank 1 leaves "done"), then ends it with "R done".
 inline const std::string kRedrawingRanks =
-    "if [ \"$RANK\" = 1 ]; then i=0; while [ $i -lt 60 ]; do echo \"line $i of rank 1\"; "
-    "i=$((i+1)); done; else i=0; while [ $i -lt 300 ]; do printf '\\r%s step %d' \"$RANK\" $i; "
-    "i=$((i+1)); done; printf '\\r%s done\\n' \"$RANK\"; fi";
+    "if [ \"$RANK\" = 1 ]; then read x < \"$0/go\"; i=0; while [ $i -lt 60 ]; do "
+    "echo \"line $i of rank 1\"; i=$((i+1)); done; : > \"$0/done\"; else "
+    "printf '\\r%s step 0' \"$RANK\"; if [ \"$RANK\" = 0 ]; then echo go > \"$0/go\"; fi; i=1; "
+    "while [ ! -e \"$0/done\" ]; do printf '\\r%s step %d' \"$RANK\" $i; i=$((i+1)); done; "
+    "printf '\\r%s done\\n' \"$RANK\"; fi";
+
+// A scratch folder for kRedrawingRanks, with its named pipe.
+struct RedrawFolder {
+  ScratchDir dir;
+  RedrawFolder() { REQUIRE(::mkfifo((dir / "go").c_str(), 0600) == 0); }
+  const std::string& path() const { return dir.path(); }
+};
 
 // The seconds a hang report says rank `rank` went without progress when the hang was found
 // ("hang: rank 1 (h, local 1) at step 5 for 2.1 s; ..."); -1 when it names no hang of that rank.

@@ -150,8 +150,9 @@ TEST_CASE(
 TEST_CASE(
     "through a pipe, ranks redrawing their lines beside another's output leave no empty line, and "
     "each rank's last state shows") {
-  auto result =
-      Run(Ddprun({"--standalone", "--nproc_per_node=4", "/bin/sh", "-c", kRedrawingRanks}));
+  RedrawFolder folder;
+  auto result = Run(Ddprun(
+      {"--standalone", "--nproc_per_node=4", "/bin/sh", "-c", kRedrawingRanks, folder.path()}));
   REQUIRE(result.code() == 0);
   INFO(result.out.substr(0, 2000));
   CHECK(EmptyLines(result.out) == 0);

@@ -155,7 +155,9 @@ TEST_CASE("with its own stdin closed, ddprun gives rank 0 /dev/null") {
 TEST_CASE(
     "at a terminal, ranks redrawing their lines beside another's output leave no empty line, and "
     "each rank's last state shows") {
-  TerminalProcess ddprun(Ddprun({"--nproc_per_node=4", "/bin/sh", "-c", kRedrawingRanks}));
+  RedrawFolder folder;
+  TerminalProcess ddprun(
+      Ddprun({"--nproc_per_node=4", "/bin/sh", "-c", kRedrawingRanks, folder.path()}));
   auto exit = ddprun.Wait();
   REQUIRE(exit);
   CHECK(exit->exit_code == 0);
