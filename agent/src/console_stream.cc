@@ -21,15 +21,14 @@ size_t LineEnd(std::string_view text) {
 }  // namespace
 
 void ConsoleStream::Emit(std::string& out, std::string_view text, bool ends_line) {
-  if (return_held_) {
+  const bool redraw = return_held_;
+  if (redraw) {
     // The redraw's '\r' goes out with its text: the line is drawn again, prefix included.
     out.push_back('\r');
-    return_held_ = false;
-    line_started_ = false;
-  } else if (ends_line && text.empty() && !line_started_) {
-    out.append(prefix_);  // an empty line of its own still shows whose it is
+    return_held_ = line_started_ = false;
   }
-  if (!text.empty() && !line_started_) out.append(prefix_);
+  // An empty line of its own still shows whose it is; the '\n' of a "\r\n" does not.
+  if (!line_started_ && (!text.empty() || (ends_line && !redraw))) out.append(prefix_);
   out.append(text);
   if (ends_line) out.push_back('\n');
   line_started_ = !ends_line;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <regex>
@@ -95,6 +96,20 @@ inline const std::string kRedrawingRanks =
     "printf '\\r%s step 0' \"$RANK\"; if [ \"$RANK\" = 0 ]; then echo go > \"$0/go\"; fi; i=1; "
     "while [ ! -e \"$0/done\" ]; do printf '\\r%s step %d' \"$RANK\" $i; i=$((i+1)); done; "
     "printf '\\r%s done\\n' \"$RANK\"; fi";
+
+// What ddprun showed of kRedrawingRanks on 4 ranks: no empty line, each redrawing rank's last
+// state once, and all of rank 1's lines.
+inline void CheckRedrawingRanks(const std::string& console) {
+  INFO(console.substr(0, 2000));
+  CHECK(EmptyLines(console) == 0);
+  const auto shown = LastDrawn(console);
+  for (int rank : {0, 2, 3}) {
+    const std::string last =
+        "[rank" + std::to_string(rank) + "]: " + std::to_string(rank) + " done";
+    CHECK(std::count(shown.begin(), shown.end(), last) == 1);
+  }
+  CHECK(RankLines(console, 1).size() == 60);
+}
 
 // A scratch folder for kRedrawingRanks, with its named pipe.
 struct RedrawFolder {

@@ -161,16 +161,7 @@ TEST_CASE(
   auto exit = ddprun.Wait();
   REQUIRE(exit);
   CHECK(exit->exit_code == 0);
-  const std::string screen = ddprun.screen();
-  INFO(screen.substr(0, 2000));
-  CHECK(EmptyLines(screen) == 0);
-  const auto shown = LastDrawn(screen);
-  for (int rank : {0, 2, 3}) {
-    const std::string last =
-        "[rank" + std::to_string(rank) + "]: " + std::to_string(rank) + " done";
-    CHECK(std::count(shown.begin(), shown.end(), last) == 1);
-  }
-  CHECK(RankLines(screen, 1).size() == 60);
+  CheckRedrawingRanks(ddprun.screen());
 }
 
 TEST_CASE(

@@ -56,7 +56,7 @@ TEST_CASE(
 
 TEST_CASE("tqdm bars on two ranks at a terminal leave no empty line, and each finished bar shows") {
   if (!HaveTqdm()) return;
-  std::vector<std::string> argv = {"/usr/bin/env", "PATH=" + PathWithTorch()};
+  std::vector<std::string> argv = PytorchEnvPrefix();
   for (const auto& arg : BarsOn(2, /*lines=*/false)) argv.push_back(arg);
   TerminalProcess ddprun(argv);
   auto exit = ddprun.Wait(120s);
