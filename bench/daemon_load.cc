@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "ddprun/base/client_security.h"
 #include "ddprun/base/status.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 
@@ -50,7 +51,6 @@ namespace {
 
 namespace v1 = ddprun::v1;
 using Clock = std::chrono::steady_clock;
-constexpr char kTokenKey[] = "x-ddprun-token";
 constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
@@ -222,8 +222,8 @@ void Prepare(grpc::ClientContext& context, const Options& options, double deadli
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000)));
   if (token == Token::kGood && !options.token.empty())
-    context.AddMetadata(kTokenKey, options.token);
-  if (token == Token::kWrong) context.AddMetadata(kTokenKey, "not-the-token");
+    context.AddMetadata(ddprun::kTokenMetadataKey, options.token);
+  if (token == Token::kWrong) context.AddMetadata(ddprun::kTokenMetadataKey, "not-the-token");
 }
 
 // Sleeps to hold `rate` calls per second (0: no pacing); never accumulates a backlog.
@@ -1059,7 +1059,7 @@ class HeldSession final : public grpc::ClientBidiReactor<v1::AgentMessage, v1::S
  public:
   HeldSession(v1::Rendezvous::Stub& stub, const Options& options, v1::AgentMessage join)
       : join_(std::move(join)) {
-    if (!options.token.empty()) context_.AddMetadata(kTokenKey, options.token);
+    if (!options.token.empty()) context_.AddMetadata(ddprun::kTokenMetadataKey, options.token);
     context_.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
     stub.async()->Session(&context_, this);
     StartWrite(&join_);
@@ -1172,7 +1172,8 @@ struct HeldWaits {
     stub = v1::Rendezvous::NewStub(channel);
     for (int w = 0; w < count; ++w) {
       auto wait = std::make_unique<PendingWait>();
-      if (!options.token.empty()) wait->context.AddMetadata(kTokenKey, options.token);
+      if (!options.token.empty())
+        wait->context.AddMetadata(ddprun::kTokenMetadataKey, options.token);
       wait->context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
       wait->request.mutable_scope()->set_job_id("held-waits");
       for (int k = 0; k < keys; ++k) {

@@ -1,8 +1,9 @@
 // BuildWorkerEnvironment; see worker_environment.h.
 #include "ddprun/agent/worker_environment.h"
 
-#include <sstream>
+#include <vector>
 
+#include "ddprun/base/parsing.h"
 #include "ddprun/base/worker_environment_contract.h"
 
 extern char** environ;
@@ -15,11 +16,8 @@ namespace {
 std::string OwnDevice(const EnvironmentMap& inherited, int local_rank) {
   auto it = inherited.find(worker_env::kCudaVisibleDevices.name);
   if (it != inherited.end()) {
-    std::stringstream list(it->second);
-    int index = 0;
-    for (std::string device; std::getline(list, device, ','); ++index) {
-      if (index == local_rank) return device;
-    }
+    std::vector<std::string> devices = SplitCommas(it->second);
+    if (local_rank < static_cast<int>(devices.size())) return devices[local_rank];
   }
   return std::to_string(local_rank);
 }

@@ -83,11 +83,7 @@ struct RawOptions {
 // GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes.
 int CountGpus() {
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    std::string list = visible;
-    if (list.empty()) return 0;
-    int count = 1;
-    for (char c : list) count += c == ',' ? 1 : 0;
-    return count;
+    return *visible == '\0' ? 0 : static_cast<int>(SplitCommas(visible).size());
   }
   int count = 0;
   if (DIR* dev = ::opendir("/dev")) {

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include "ddprun/base/parsing.h"
+
 namespace ddprun {
 namespace {
 
@@ -40,13 +42,8 @@ Result<std::map<std::string, std::string>> ExportedEnvironment(
     if (name.rfind("PET_", 0) == 0) exported[name] = value;
   }
   if (spec == "NONE") return exported;
-  size_t start = 0;
   bool first = true;
-  while (start <= spec.size()) {
-    size_t end = spec.find(',', start);
-    if (end == std::string::npos) end = spec.size();
-    const std::string item = spec.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& item : SplitCommas(spec)) {
     if (item == "ALL" && first) {
       for (const auto& [name, value] : environment) {
         if (!IsHostSpecificVariable(name)) exported[name] = value;

@@ -34,12 +34,8 @@ Status AddHost(const std::string& entry, const std::string& where,
 
 Result<std::vector<std::string>> ParseHostList(const std::string& comma_separated) {
   std::vector<std::string> hosts;
-  size_t start = 0;
-  while (start <= comma_separated.size()) {
-    size_t end = comma_separated.find(',', start);
-    if (end == std::string::npos) end = comma_separated.size();
-    const std::string entry = Trim(comma_separated.substr(start, end - start));
-    start = end + 1;
+  for (const std::string& item : SplitCommas(comma_separated)) {
+    const std::string entry = Trim(item);
     if (entry.empty()) {
       return InvalidArgumentError("--hosts must list HOST[:PORT] separated by commas, not '" +
                                   comma_separated + "'");

@@ -2,7 +2,8 @@
 #include "torchrun_compat_options.h"
 
 #include <set>
-#include <sstream>
+
+#include "ddprun/base/parsing.h"
 
 namespace ddprun {
 namespace {
@@ -51,8 +52,7 @@ void DefineTorchrunCompatOptions(CLI::App& app, TorchrunCompatOptions& options) 
 Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, LaunchConfig& config) {
   config.virtual_local_rank = options.virtual_local_rank;
   if (!options.signals_to_handle.empty()) {
-    std::stringstream list(options.signals_to_handle);
-    for (std::string name; std::getline(list, name, ',');) {
+    for (const std::string& name : SplitCommas(options.signals_to_handle)) {
       if (!kHandledSignals.contains(name)) {
         return InvalidArgumentError(
             "--signals_to_handle: ddprun handles SIGTERM, SIGINT, SIGHUP and SIGQUIT (forwarded "

@@ -27,7 +27,7 @@ std::shared_ptr<grpc::Channel> OpenRendezvousChannel(const std::string& address,
 }
 
 void AddToken(grpc::ClientContext& context, const ClientSecurity& security) {
-  if (!security.token.empty()) context.AddMetadata("x-ddprun-token", security.token);
+  if (!security.token.empty()) context.AddMetadata(kTokenMetadataKey, security.token);
 }
 
 }  // namespace ddprun

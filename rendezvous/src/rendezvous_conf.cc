@@ -25,12 +25,7 @@ Result<RendezvousSettings> ParseRendezvousConf(const std::string& text,
                                                "is_host",
                                                "store_type",
                                                "use_libuv"};
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& item : text.empty() ? std::vector<std::string>{} : SplitCommas(text)) {
     const size_t equals = item.find('=');
     if (equals == std::string::npos || equals == 0) {
       return InvalidArgumentError("--rdzv_conf items are key=value, not '" + item + "'");

@@ -95,10 +95,14 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
   std::shared_ptr<State> state_;
 };
 
-RendezvousService::RendezvousService(KeyValueStore& store, std::string token)
-    : store_(store), token_(std::move(token)) {}
+RendezvousService::RendezvousService(KeyValueStore& store, std::string token,
+                                     SteadyTimeSource& time)
+    : store_(store), token_(std::move(token)), time_(time) {
+  time_.OnStep([this] { ScheduleTick(); });
+}
 
 RendezvousService::~RendezvousService() {
+  time_.OnStep({});  // waits for a step's call in progress
   if (!timers_) return;
   timers_->work.reset();
   timers_->io.stop();
@@ -173,7 +177,7 @@ grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerCo
                                                           const v1::DescribeJobsRequest* request,
                                                           v1::DescribeJobsResponse* response) {
   if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  auto jobs = registry_.Snapshot(request->job_id(), RendezvousClock::now());
+  auto jobs = registry_.Snapshot(request->job_id(), time_.Now());
   if (jobs.ok()) {
     for (const JobSnapshot& job : jobs.value()) ToProto(job, *response->add_jobs());
   }

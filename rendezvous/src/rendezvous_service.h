@@ -1,7 +1,8 @@
 // RendezvousService: the gRPC callback-API adapter over KeyValueStore and JobRegistry. It
 // authenticates each call, converts messages, routes round events to the agents' Session
 // streams, and owns the deadlines (pending waits, rounds) on one timer thread. It holds no
-// rendezvous logic of its own.
+// rendezvous logic of its own. Rounds read the time from a SteadyTimeSource: under a stepped
+// one (tests) a round's deadlines pass when the time is advanced, not on a real timer.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "ddprun/base/steady_time_source.h"
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/job_registry.h"
 #include "ddprun/rendezvous/key_value_store.h"
@@ -25,8 +27,8 @@ namespace ddprun {
 
 class RendezvousService final : public v1::Rendezvous::CallbackService {
  public:
-  // `token` empty: calls are not authenticated.
-  RendezvousService(KeyValueStore& store, std::string token);
+  // `token` empty: calls are not authenticated. `time` must outlive the service.
+  RendezvousService(KeyValueStore& store, std::string token, SteadyTimeSource& time);
   ~RendezvousService() override;
 
   grpc::ServerUnaryReactor* Set(grpc::CallbackServerContext* context, const v1::SetRequest* request,
@@ -79,6 +81,7 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
 
   KeyValueStore& store_;
   const std::string token_;
+  SteadyTimeSource& time_;
   JobRegistry registry_;
   mutable Mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);

@@ -84,7 +84,7 @@ grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent>* RendezvousService::S
 
 grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
                                                const v1::AgentMessage& message) {
-  const auto now = RendezvousClock::now();
+  const auto now = time_.Now();
   std::vector<RoutedEvent> events;
   if (message.has_join()) {
     const auto& join = message.join();
@@ -198,7 +198,7 @@ void RendezvousService::Unregister(const SessionKey& key, SessionReactor* sessio
       sessions_.erase(it);
       // The node's current stream is gone: unless it comes back soon, the node is lost. (After
       // a Leave the node is no longer in the job and this changes nothing.)
-      registry_.Disconnected(key.first, key.second, RendezvousClock::now());
+      registry_.Disconnected(key.first, key.second, time_.Now());
       ScheduleTick();
     }
   }
@@ -215,16 +215,19 @@ void RendezvousService::ScheduleTick() {
   boost::asio::post(deadlines.io, [this, &deadlines] {
     tick_queued_ = false;
     auto deadline = registry_.NextDeadline();
-    if (!deadline) {
+    const auto now = time_.Now();
+    // Under a stepped time a deadline not yet reached waits for the next step, which calls
+    // ScheduleTick again; only one already passed arms the timer, to fire at once.
+    if (!deadline || (time_.stepped() && *deadline > now)) {
       deadlines.round_timer.cancel();
       return;
     }
-    deadlines.round_timer.expires_at(*deadline);
+    deadlines.round_timer.expires_after(*deadline - now);
     deadlines.round_timer.async_wait([this](const boost::system::error_code& error) {
       if (error) return;  // re-armed or cancelled
       std::vector<RoutedEvent> events;
       std::vector<std::string> forgotten;
-      registry_.Tick(RendezvousClock::now(), events, &forgotten);
+      registry_.Tick(time_.Now(), events, &forgotten);
       for (const auto& job_id : forgotten) store_.DropJob(job_id);
       Deliver(events);
       ScheduleTick();

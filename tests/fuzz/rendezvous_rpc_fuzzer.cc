@@ -115,7 +115,8 @@ struct SessionStream {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ddprun::fuzz::PrepareProcess();
   server = new Server();
-  server->service = std::make_unique<ddprun::RendezvousService>(server->store, kToken);
+  server->service = std::make_unique<ddprun::RendezvousService>(server->store, kToken,
+                                                                ddprun::SteadyTimeSource::Real());
   grpc::ServerBuilder builder;
   builder.RegisterService(server->service.get());
   server->server = builder.BuildAndStart();

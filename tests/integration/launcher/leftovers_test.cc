@@ -113,10 +113,15 @@ TEST_CASE("kill -9 of ddprun leaves none of the helpers its workers daemonised")
 
 TEST_CASE(
     "a stopped worker ends within its grace when the group stops, not by SIGKILL 30 s later") {
-  // Rank 1 stops itself; rank 0 then fails, which stops the group (grace: 30 s, the default).
+  // Rank 1 stops itself; rank 0 fails once /proc shows it stopped ("T"), which stops the group
+  // (grace: 30 s, the default).
+  ScratchDir dir;
   const std::string script =
-      "if [ \"$RANK\" = 1 ]; then echo ready; kill -STOP $$; sleep 300; fi; sleep 0.5; exit 3";
-  ChildProcess ddprun(Ddprun({"--nproc_per_node=2", "/bin/sh", "-c", script}));
+      "if [ \"$RANK\" = 1 ]; then echo $$ > \"$0/pid\"; echo ready; kill -STOP $$; sleep 300; "
+      "fi; until [ -s \"$0/pid\" ] && [ \"$(cut -d' ' -f3 \"/proc/$(cat \"$0/pid\")/stat\")\" = T "
+      "]; "
+      "do sleep 0.01; done; exit 3";
+  ChildProcess ddprun(Ddprun({"--nproc_per_node=2", "/bin/sh", "-c", script, dir.path()}));
   REQUIRE(ddprun.WaitForStdoutLine(
       [](const std::string& line) { return line.find("]: ready") != std::string::npos; }));
   auto exit = ddprun.Wait(20s);

@@ -79,9 +79,7 @@ struct HostDaemons {
 inline std::vector<std::string> SubmitArgs(const HostDaemons& hosts,
                                            std::vector<std::string> options,
                                            const std::vector<std::string>& program) {
-  std::vector<std::string> args = {
-      "--hosts=" + hosts.hosts(),
-      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=5"};
+  std::vector<std::string> args = {"--hosts=" + hosts.hosts(), QuickRendezvousFlag(5)};
   args.insert(args.end(), options.begin(), options.end());
   args.insert(args.end(), program.begin(), program.end());
   return args;

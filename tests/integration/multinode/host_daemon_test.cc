@@ -91,11 +91,16 @@ TEST_CASE("a detached job shows, on attach, the whole output and the job's exit 
   if (!network) return;
   HostDaemons hosts(std::move(*network), 3);
   const std::string id = Marker("attach");
+  // Each rank marks, in a folder every namespace sees, that it wrote its lines; rank 1 fails
+  // once all three have.
+  ScratchDir marks;
   auto submitter = hosts.Submitter(
       SubmitArgs(hosts, {"--detach", "--rdzv_id=" + id},
                  {"sh", "-c",
-                  "i=0; while [ $i -lt 20 ]; do echo \"out $i\"; i=$((i+1)); done; sleep 1; "
-                  "[ \"$RANK\" = 1 ] && exit 7; sleep 30"}));
+                  "i=0; while [ $i -lt 20 ]; do echo \"out $i\"; i=$((i+1)); done; "
+                  "touch \"$0/$RANK\"; [ \"$RANK\" = 1 ] || exec sleep 30; "
+                  "until [ -e \"$0/0\" ] && [ -e \"$0/2\" ]; do sleep 0.01; done; exit 7",
+                  marks.path()}));
   auto detached = submitter->Wait(60s);
   REQUIRE(detached.has_value());
   REQUIRE(detached->exit_code == 0);

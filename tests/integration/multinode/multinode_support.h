@@ -13,6 +13,7 @@
 
 #include "integration/launcher/launcher_test_support.h"
 #include "support/child_process.h"
+#include "support/timing_profile.h"
 
 namespace ddprun::testing {
 

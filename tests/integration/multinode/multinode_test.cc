@@ -20,8 +20,7 @@ std::vector<std::string> JobFlags(const std::string& endpoint, const std::string
                                   std::vector<std::string> more = {}) {
   std::vector<std::string> flags = {
       "--nnodes=" + nnodes, "--nproc_per_node=" + std::to_string(nproc),
-      "--rdzv_endpoint=" + endpoint, "--rdzv_id=" + id,
-      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=30"};
+      "--rdzv_endpoint=" + endpoint, "--rdzv_id=" + id, QuickRendezvousFlag(30)};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
 }
@@ -262,9 +261,9 @@ TEST_CASE(
     "when the hosting agent leaves and the other node is lost, the join timeout ends the "
     "round with no node, and the hosting agent exits") {
   const std::string endpoint = UnsharedLoopbackEndpoint();
-  const std::vector<std::string> flags = {
-      "--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoint, "--rdzv_id=lost-last",
-      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=3"};
+  const std::vector<std::string> flags = {"--nnodes=2", "--nproc_per_node=1",
+                                          "--rdzv_endpoint=" + endpoint, "--rdzv_id=lost-last",
+                                          QuickRendezvousFlag(3)};
   auto agents = StartHostingAndJoiningAgents(endpoint, flags);
   agents[1]->Signal(SIGKILL);  // lost, not left: it might have come back
   agents[0]->Signal(SIGTERM);

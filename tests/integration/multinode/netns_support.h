@@ -21,12 +21,9 @@ inline std::vector<std::string> Agent(const std::string& endpoint, const std::st
                                       const std::string& nnodes, const std::string& token_file,
                                       std::vector<std::string> program, int nproc = 1) {
   std::vector<std::string> args = {
-      "--nnodes=" + nnodes,
-      "--nproc_per_node=" + std::to_string(nproc),
-      "--rdzv_endpoint=" + endpoint,
-      "--rdzv_id=" + id,
-      "--token-file=" + token_file,
-      "--rdzv_conf=last_call_timeout=0.3,heartbeat_timeout=1,join_timeout=30"};
+      "--nnodes=" + nnodes,          "--nproc_per_node=" + std::to_string(nproc),
+      "--rdzv_endpoint=" + endpoint, "--rdzv_id=" + id,
+      "--token-file=" + token_file,  QuickRendezvousFlag(30)};
   args.insert(args.end(), program.begin(), program.end());
   return args;
 }

@@ -1,12 +1,14 @@
-// Session streams: real agents' streams against the real gRPC rendezvous server on loopback.
+// Session streams: real agents' streams against the real gRPC rendezvous server on loopback,
+// whose rounds run on a time the tests step.
 #include <grpcpp/grpcpp.h>
 
 #include <catch2/catch.hpp>
-#include <condition_variable>
 #include <csignal>
+#include <functional>
 #include <optional>
 #include <thread>
 
+#include "ddprun/base/client_security.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 
@@ -16,10 +18,12 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr char kToken[] = "t0ken";
+constexpr char kJob[] = "job7";
+constexpr auto kLastCall = 200ms;
+constexpr auto kHeartbeatTimeout = 1000ms;
 
-// One agent's side of a Session: joins, heartbeats every 50 ms on its own thread (until told to
-// go silent), reports, and reads the events the server pushes. Every read is bounded by the
-// call's 30 s deadline.
+// One agent's side of a Session: joins, heartbeats when told, reports, and reads the events the
+// server pushes. Every read is bounded by the call's 30 s deadline.
 class TestAgent {
  public:
   TestAgent(const std::string& address, std::string node_id, std::string token = kToken)
@@ -27,36 +31,35 @@ class TestAgent {
         stub_(v1::Rendezvous::NewStub(
             grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {
     context_.set_deadline(std::chrono::system_clock::now() + 30s);
-    context_.AddMetadata("x-ddprun-token", token);
+    context_.AddMetadata(kTokenMetadataKey, token);
     stream_ = stub_->Session(&context_);
   }
 
-  ~TestAgent() {
-    GoSilent();
-    context_.TryCancel();
-  }
+  ~TestAgent() { context_.TryCancel(); }
 
   void Join(int min_nodes, int max_nodes, int max_restarts = 0) {
     v1::AgentMessage message;
     auto* join = message.mutable_join();
-    join->set_job_id("job7");
+    join->set_job_id(kJob);
     join->mutable_settings()->set_min_nodes(min_nodes);
     join->mutable_settings()->set_max_nodes(max_nodes);
     join->mutable_settings()->set_max_restarts(max_restarts);
-    join->mutable_settings()->set_last_call_timeout_ms(200);
-    join->mutable_settings()->set_heartbeat_timeout_ms(1000);
+    join->mutable_settings()->set_last_call_timeout_ms(kLastCall.count());
+    join->mutable_settings()->set_heartbeat_timeout_ms(kHeartbeatTimeout.count());
     join->mutable_node()->set_node_id(node_id_);
     join->mutable_node()->set_host("host-" + node_id_);
     join->mutable_node()->set_nproc(2);
     join->mutable_node()->set_master_port(29500);
     Write(message);
-    if (!heartbeats_.joinable()) heartbeats_ = std::thread([this] { Heartbeats(); });
   }
 
-  void Write(const v1::AgentMessage& message) {
-    std::lock_guard lock(write_mu_);
-    stream_->Write(message);
+  void Heartbeat() {
+    v1::AgentMessage beat;
+    beat.mutable_heartbeat();
+    Write(beat);
   }
+
+  void Write(const v1::AgentMessage& message) { stream_->Write(message); }
 
   // The next event, or nullopt when the stream ended.
   std::optional<v1::ServerEvent> Next() {
@@ -66,55 +69,75 @@ class TestAgent {
   }
 
   grpc::Status Close() {
-    GoSilent();
-    {
-      std::lock_guard lock(write_mu_);
-      stream_->WritesDone();
-    }
+    stream_->WritesDone();
     v1::ServerEvent ignored;
     while (stream_->Read(&ignored)) {
     }
     return stream_->Finish();
   }
 
-  // Stops heartbeating (the stream stays open), as a hung or cut-off node would.
-  void GoSilent() {
-    {
-      std::lock_guard lock(stop_mu_);
-      stop_ = true;
-    }
-    stop_cv_.notify_all();
-    if (heartbeats_.joinable()) heartbeats_.join();
-  }
-
  private:
-  void Heartbeats() {
-    std::unique_lock lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, 50ms, [this] { return stop_; })) {
-      v1::AgentMessage beat;
-      beat.mutable_heartbeat();
-      Write(beat);
-    }
-  }
-
   std::string node_id_;
   std::unique_ptr<v1::Rendezvous::Stub> stub_;
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerEvent>> stream_;
-  std::mutex write_mu_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
-  std::thread heartbeats_;
 };
 
-std::unique_ptr<RendezvousServer> StartServer() {
-  RendezvousServerOptions options;
-  options.token = kToken;
-  auto server = RendezvousServer::Start(options);
-  REQUIRE(server.ok());
-  return std::move(server).value();
-}
+// The server's rounds run on `time`, which only the test moves: a node is silent for as long as
+// the test steps the time past its last message, however slow the machine.
+class SteppedServer {
+ public:
+  SteppedServer() {
+    RendezvousServerOptions options;
+    options.token = kToken;
+    options.time = &time_;
+    auto server = RendezvousServer::Start(options);
+    REQUIRE(server.ok());
+    server_ = std::move(server).value();
+    status_ = v1::Rendezvous::NewStub(
+        grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  std::string address() const { return server_->address(); }
+  void Advance(std::chrono::milliseconds step) { time_.Advance(step); }
+
+  // Waits until the server's status shows node `node_id` as `predicate` wants it: the way to
+  // know a message on a stream was applied before the time is stepped. 30 s at most.
+  void AwaitNode(const std::string& node_id,
+                 const std::function<bool(const v1::NodeStatus&)>& predicate) {
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < give_up) {
+      grpc::ClientContext context;
+      context.AddMetadata(kTokenMetadataKey, kToken);
+      v1::DescribeJobsRequest request;
+      request.set_job_id(kJob);
+      v1::DescribeJobsResponse response;
+      if (status_->DescribeJobs(&context, request, &response).ok()) {
+        for (const auto& job : response.jobs()) {
+          for (const auto& node : job.nodes()) {
+            if (node.node_id() == node_id && predicate(node)) return;
+          }
+        }
+      }
+      std::this_thread::sleep_for(1ms);  // the poll's pace, not a stand-in for the event
+    }
+    FAIL("node " << node_id << " never reached the state the test waits for");
+  }
+
+  // Node `node_id`'s heartbeat, sent now, reached the server.
+  // Node `node_id`'s message (a heartbeat, a join), sent after the time last moved, was applied:
+  // the server heard the node at the present time.
+  void AwaitHeard(const std::string& node_id) {
+    AwaitNode(node_id, [](const v1::NodeStatus& node) { return node.heartbeat_age_ms() == 0; });
+  }
+
+ private:
+  ManualTime time_;  // declared first: outlives the server
+  std::unique_ptr<RendezvousServer> server_;
+  std::unique_ptr<v1::Rendezvous::Stub> status_;
+};
+
+std::unique_ptr<SteppedServer> StartServer() { return std::make_unique<SteppedServer>(); }
 
 v1::ServerEvent::RoundReady ExpectRoundReady(TestAgent& agent) {
   auto event = agent.Next();
@@ -209,16 +232,59 @@ TEST_CASE("a worker failure on one node restarts every node with the job-wide co
   }
 }
 
+// Node b goes silent while a keeps beating: the time passes b's heartbeat timeout, not a's.
+void SilenceB(SteppedServer& server, TestAgent& a) {
+  server.Advance(kHeartbeatTimeout * 6 / 10);
+  a.Heartbeat();
+  server.AwaitHeard("a");
+  server.Advance(kHeartbeatTimeout * 6 / 10);
+}
+
+// Node `id` joins (again) alone and its round forms once the last call has passed. The time
+// moves first, so that the join is known applied when the server has heard the node again.
+v1::ServerEvent::RoundReady RejoinAlone(SteppedServer& server, TestAgent& agent,
+                                        const std::string& id) {
+  server.Advance(1ms);
+  agent.Join(1, 2);
+  server.AwaitHeard(id);
+  server.Advance(kLastCall);
+  return ExpectRoundReady(agent);
+}
+
 TEST_CASE("a node that goes silent is declared lost and the survivor goes on") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
   FormRound(a, b, 1, 2);
-  b.GoSilent();
+  SilenceB(*server, a);
   CHECK(ExpectRestart(a).find("node host-b lost") != std::string::npos);
-  a.Join(1, 2);
-  auto ready = ExpectRoundReady(a);
+  auto ready = RejoinAlone(*server, a, "a");
   CHECK(ready.group_world_size() == 1);
   CHECK(ready.world_size() == 2);
+}
+
+TEST_CASE("a node not silent for its whole heartbeat timeout is not lost") {
+  auto server = StartServer();
+  TestAgent a(server->address(), "a"), b(server->address(), "b");
+  FormRound(a, b, 2, 2);
+  for (int i = 0; i < 5; ++i) {
+    server->Advance(kHeartbeatTimeout * 6 / 10);
+    for (auto [agent, id] : {std::pair{&a, "a"}, std::pair{&b, "b"}}) {
+      agent->Heartbeat();
+      server->AwaitHeard(id);
+    }
+  }
+  // Three heartbeat timeouts went by with neither node silent for one: no event came. The
+  // stream is ordered, so had one been sent it would come before the job's end.
+  for (TestAgent* agent : {&a, &b}) {
+    v1::AgentMessage done;
+    done.mutable_succeeded()->set_round(0);
+    agent->Write(done);
+  }
+  for (TestAgent* agent : {&a, &b}) {
+    auto event = agent->Next();
+    REQUIRE(event);
+    CHECK(event->has_job_complete());
+  }
 }
 
 TEST_CASE("a node declared lost is told so once, however many late heartbeats it sends") {
@@ -228,20 +294,12 @@ TEST_CASE("a node declared lost is told so once, however many late heartbeats it
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
   FormRound(a, b, 1, 2);
-  b.GoSilent();
+  SilenceB(*server, a);
   CHECK(ExpectRestart(a).find("node host-b lost") != std::string::npos);
-  for (int i = 0; i < 3; ++i) {
-    v1::AgentMessage beat;
-    beat.mutable_heartbeat();
-    b.Write(beat);
-  }
+  for (int i = 0; i < 3; ++i) b.Heartbeat();
   CHECK(ExpectRestart(b).find("declared lost") != std::string::npos);
-  b.Join(1, 2);
   // The stream is ordered: a second notice would come before the answer to the join.
-  auto next = b.Next();
-  REQUIRE(next);
-  CHECK_FALSE(next->has_restart());
-  CHECK(next->has_round_ready());
+  RejoinAlone(*server, b, "b");
 }
 
 TEST_CASE("an agent that leaves restarts the others without closing the job") {
@@ -253,8 +311,7 @@ TEST_CASE("an agent that leaves restarts the others without closing the job") {
   b.Write(leave);
   CHECK(ExpectRestart(a) == "node host-b left");
   CHECK(b.Close().ok());
-  a.Join(1, 2);
-  CHECK(ExpectRoundReady(a).group_world_size() == 1);
+  CHECK(RejoinAlone(*server, a, "a").group_world_size() == 1);
 }
 
 TEST_CASE("the job is complete for every node when all succeeded") {
@@ -281,9 +338,7 @@ TEST_CASE("a session without the token, or without a join first, is refused") {
   CHECK(intruder.Close().error_code() == grpc::StatusCode::UNAUTHENTICATED);
 
   TestAgent rude(server->address(), "y");
-  v1::AgentMessage beat;
-  beat.mutable_heartbeat();
-  rude.Write(beat);
+  rude.Heartbeat();
   CHECK_FALSE(rude.Next());
   CHECK(rude.Close().error_code() == grpc::StatusCode::FAILED_PRECONDITION);
 }

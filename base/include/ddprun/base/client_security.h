@@ -6,6 +6,9 @@
 
 namespace ddprun {
 
+// The metadata key every call carries the token in; the server's check reads the same.
+inline constexpr char kTokenMetadataKey[] = "x-ddprun-token";
+
 struct ClientSecurity {
   std::string token;         // empty: the server has none
   std::string tls_ca_pem;    // set: speak TLS and trust servers this CA signed

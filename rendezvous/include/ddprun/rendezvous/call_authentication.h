@@ -6,10 +6,9 @@
 
 #include <string>
 
-namespace ddprun {
+#include "ddprun/base/client_security.h"  // kTokenMetadataKey
 
-// The metadata key a call carries the token in.
-inline constexpr char kTokenMetadataKey[] = "x-ddprun-token";
+namespace ddprun {
 
 // OK when `token` is empty or the call carries it; else UNAUTHENTICATED (logged with the
 // caller's address), saying whether the token was missing or wrong. Compares in constant time.

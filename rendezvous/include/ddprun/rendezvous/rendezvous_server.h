@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ddprun/base/status.h"
+#include "ddprun/base/steady_time_source.h"
 #include "ddprun/rendezvous/key_value_store.h"
 
 namespace grpc {
@@ -40,6 +41,9 @@ struct RendezvousServerOptions {
   // More services on the same port (the daemon's job service); they must outlive the server and
   // check the token themselves (call_authentication.h). Not with start_on_first_connection.
   std::vector<grpc::Service*> more_services;
+  // Where rounds read the time (heartbeat, last-call, join and reconnect deadlines); null: the
+  // steady clock. Tests pass a ManualTime and advance it; it must outlive the server.
+  SteadyTimeSource* time = nullptr;
 };
 
 class RendezvousServer {
