@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The one entry point for building and running ddprun on a Debian 12 machine.
 #
-#   ./run.sh demo     install what is missing, build, train a model on 2 workers under ddprun
+#   ./run.sh demo     install what is missing, build ddprun and the example trainer, train a
+#                     model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, check the C and C++ sources' layout
 #                     (clang-format), build, run the whole test suite (then a clang build with
-#                     its lock analysis as errors, whose tests run under ThreadSanitizer, a
-#                     build and run under AddressSanitizer + UBSan, and every fuzz target for
-#                     20 s), build the .deb, install it, run it and purge it
+#                     its lock analysis as errors, whose tests run under ThreadSanitizer, and
+#                     one clang 16 build under AddressSanitizer + UBSan with libFuzzer's
+#                     instrumentation: the suite again, then every fuzz target for 20 s), build
+#                     the .deb, install it, run it and purge it
 #                     (packaging/check_deb.sh), then the speed guard (bench/speed_guard.py:
 #                     launch and restart against the machine's floor, at most 3x); ends with
 #                     each stage's time and one line: N passed, N failed, N skipped
@@ -138,16 +140,21 @@ tsan_tests() {
     --exclude-regex "every collective, type and op"
 }
 
-# The fuzz targets of tests/fuzz: clang 16 with libFuzzer, AddressSanitizer and UBSan, every
-# library instrumented for coverage. Only the targets and what they link are built.
-fuzz_build() {
-  CC=clang-16 CXX=clang++-16 TARGETS="$(cd tests/fuzz && ls -- *_fuzzer.cc | sed 's/\.cc$//' | xargs)" \
-    build "$BUILD_DIR-fuzz" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_FUZZ=ON \
+# One clang 16 build for two checks: every test under AddressSanitizer and UBSan, and the fuzz
+# targets of tests/fuzz, for which every library carries libFuzzer's coverage instrumentation
+# (-fsanitize=fuzzer-no-link, at -O1). The tests run on that instrumented code as well; one
+# build instead of a GCC one for the tests and a clang one for the fuzzers, which compiled the
+# same sources twice. TARGETS narrows it (the fuzz targets only, for `./run.sh fuzz`).
+sanitizer_build() {
+  CC=clang-16 CXX=clang++-16 build "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_FUZZ=ON \
     -DDDPRUN_SANITIZER=address,undefined -DDDPRUN_WITH_CUDA=OFF -DDDPRUN_BUILD_BENCH=OFF
+}
+fuzz_build() {
+  TARGETS="$(cd tests/fuzz && ls -- *_fuzzer.cc | sed 's/\.cc$//' | xargs)" sanitizer_build
 }
 # fuzz_tests SECONDS: each target for SECONDS over its corpus, as CTest tests "fuzz: <target>".
 fuzz_tests() {
-  DDPRUN_FUZZ_SECONDS=$1 run_tests "$BUILD_DIR-fuzz" --tests-regex "^fuzz:"
+  DDPRUN_FUZZ_SECONDS=$1 run_tests "$BUILD_DIR-asan" --tests-regex "^fuzz:"
 }
 
 # The project's C and C++ sources (the build trees' generated files are not).
@@ -191,7 +198,8 @@ case "${1:-}" in
     ;;
   demo)
     deps
-    build "$BUILD_DIR"
+    # Only what the demo runs: the launcher and the example trainer (`test` builds the rest).
+    TARGETS="ddprun train" build "$BUILD_DIR"
     echo "run.sh: ddprun --standalone --nproc_per_node=2 $BUILD_DIR/bin/train"
     "$BUILD_DIR/bin/ddprun" --standalone --nproc_per_node=2 "$BUILD_DIR/bin/train"
     ;;
@@ -204,17 +212,16 @@ case "${1:-}" in
     stage "clang build with -Wthread-safety -Werror, under ThreadSanitizer" clang_tsan_build
     stage "tests under ThreadSanitizer" tsan_tests
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then
-      # Debug (-O0) compiles about twice as fast as -O2 and the suite is short either way.
-      stage "build under AddressSanitizer and UndefinedBehaviorSanitizer" \
-        build "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=Debug -DDDPRUN_SANITIZER=address,undefined \
-        -DDDPRUN_WITH_CUDA=OFF -DDDPRUN_BUILD_BENCH=OFF
-      # Every test, but the second run of the PyTorch tests with warm workers: the preloading
+      stage "clang 16 build with AddressSanitizer, UBSan and libFuzzer: the tests and the fuzz targets" \
+        sanitizer_build
+      # Every test, but the second run of the PyTorch tests with warm workers (the preloading
       # path is run under the sanitizers by its own tests, and the rerun would double the
-      # stage's longest part.
+      # stage's longest part) and the fuzzers, which have a stage of their own.
       stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" \
-        run_tests "$BUILD_DIR-asan" --exclude-regex "^pytorch, preloaded:"
+        run_tests "$BUILD_DIR-asan" --exclude-regex "^(pytorch, preloaded|fuzz):"
+    else
+      stage "fuzz targets: clang 16 build with libFuzzer, AddressSanitizer and UBSan" fuzz_build
     fi
-    stage "fuzz targets: clang 16 build with libFuzzer, AddressSanitizer and UBSan" fuzz_build
     stage "fuzz targets, 20 s each" fuzz_tests 20
     stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
     stage "speed guard: launch and restart against the machine's floor" speed_guard

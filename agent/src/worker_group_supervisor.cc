@@ -25,27 +25,14 @@
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/timeline.h"
 #include "ddprun/base/worker_environment_contract.h"
+#include "supervisor_phases.h"
 #include "warm_python_starts.h"
 
 namespace ddprun {
 namespace {
 
-enum class Phase {
-  kWaitingForRound,   // no workers; the coordinator will send the next round
-  kRunning,           // the round's workers run
-  kStopping,          // stopping the workers; after_stop says what follows
-  kAwaitingDecision,  // stopped after a failure this node reported; restart or give up follows
-  kSucceeded,         // every worker of this node exited 0; the job's outcome follows
-  kDone,
-};
-
-// What follows once the workers have stopped.
-enum class AfterStop {
-  kUndecided,  // the coordinator has not answered the failure report yet
-  kRejoin,     // join the next round
-  kGiveUp,     // print the failure report and exit
-  kExit,       // a stop signal: exit with 128 + signal
-};
+using Phase = SupervisorPhase;
+using Action = SupervisorAction;
 
 struct Worker {
   WorkerPlacement placement;
@@ -100,11 +87,10 @@ struct WorkerGroupSupervisor::Impl {
   std::unique_ptr<WarmPythonStarts> warm_starts;  // --python_preload
   bool round_waits_for_preload = false;
 
-  Phase phase = Phase::kWaitingForRound;
-  AfterStop after_stop = AfterStop::kUndecided;
+  // Where the run stands; only Carry changes it, with what supervisor_phases.h decides.
+  SupervisorState state;
   NodeAssignment round;  // the round the workers run (or last ran)
   int attempt = -1;      // rounds this agent has started workers for, minus one: names log dirs
-  bool interrupted = false;
   int interrupt_signal = 0;
   std::vector<Worker> workers;
   std::vector<WorkerFailure> failures;          // of the current round; root cause first
@@ -151,7 +137,7 @@ struct WorkerGroupSupervisor::Impl {
   void SampleProgressLater() {
     progress_timer.expires_after(options.hang.SamplingPeriod());
     progress_timer.async_wait([this](const boost::system::error_code& error) {
-      if (error || phase == Phase::kDone) return;
+      if (error || state.phase == Phase::kDone) return;
       SampleProgress();
       SampleProgressLater();
     });
@@ -160,7 +146,7 @@ struct WorkerGroupSupervisor::Impl {
   // The running workers' progress, to the coordinator (which looks for a hang and stragglers).
   // Not while a hang's stacks are collected: the debugger holds the workers still.
   void SampleProgress() {
-    if (phase != Phase::kRunning || stack_collection) return;
+    if (state.phase != Phase::kRunning || stack_collection) return;
     const auto now = ProgressMonitor::Clock::now();
     std::vector<RankProgress> ranks;
     for (const Worker& worker : workers) {
@@ -179,7 +165,7 @@ struct WorkerGroupSupervisor::Impl {
   // others' logs.
   void OnStraggler(const StragglerNews& news) {
     const int local_rank = news.rank.global_rank - round.first_global_rank;
-    if (phase != Phase::kRunning || local_rank < 0 || local_rank >= options.nproc) {
+    if (state.phase != Phase::kRunning || local_rank < 0 || local_rank >= options.nproc) {
       log->info("{}", news.description);
       return;
     }
@@ -189,7 +175,7 @@ struct WorkerGroupSupervisor::Impl {
   // A hang in the job: this node's hung workers' stacks are collected, then they fail (or, with
   // --hang_action=stacks, are only reported).
   void OnHang(const HangFinding& finding) {
-    if (phase != Phase::kRunning || stack_collection || interrupted) return;
+    if (state.phase != Phase::kRunning || stack_collection || state.interrupted) return;
     found_hang = true;
     std::vector<StackRequest> requests;
     std::vector<std::pair<size_t, RankProgress>> hung_here;  // worker index, its progress
@@ -229,10 +215,11 @@ struct WorkerGroupSupervisor::Impl {
     (void)WriteAll(STDERR_FILENO, printed, "the hang's stacks to stderr");
     if (stop_deferred) {
       stop_deferred = false;
-      if (phase == Phase::kStopping) StopGroup(SIGTERM);
+      if (state.phase == Phase::kStopping) StopGroup(SIGTERM);
       return;
     }
-    if (phase != Phase::kRunning || options.hang.action == HangSettings::Action::kStacks) return;
+    if (state.phase != Phase::kRunning) return;
+    if (options.hang.action == HangSettings::Action::kStacks) return;
     for (size_t i = 0; i < hung_here.size(); ++i) {
       const Worker& worker = workers[hung_here[i].first];
       if (!worker.alive) continue;
@@ -243,7 +230,7 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void OnRound(const NodeAssignment& next) {
-    if (phase != Phase::kWaitingForRound || interrupted) {
+    if (OnRoundReady(state).action == Action::kIgnoreRound) {
       log->warn("round {} is ready, but this node is not waiting for one; ignored", next.round);
       return;
     }
@@ -255,7 +242,7 @@ struct WorkerGroupSupervisor::Impl {
       warm_starts->WhenSettled([this] {
         if (!round_waits_for_preload) return;
         round_waits_for_preload = false;
-        if (phase == Phase::kWaitingForRound && !interrupted) StartAttempt();
+        if (OnRoundReady(state).action == Action::kStartAttempt) StartAttempt();
       });
       return;
     }
@@ -263,58 +250,79 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void OnRestart(const std::string& reason) {
-    if (interrupted || phase == Phase::kDone) return;
+    if (state.interrupted || state.phase == Phase::kDone) return;
     log->warn("restarting the workers: {}", reason);
-    switch (phase) {
-      case Phase::kRunning:
-        StopThen(AfterStop::kRejoin);
-        return;
-      case Phase::kStopping:
-        if (after_stop == AfterStop::kUndecided) after_stop = AfterStop::kRejoin;
-        return;
-      case Phase::kAwaitingDecision:
-      case Phase::kSucceeded:
-      case Phase::kWaitingForRound:
-        phase = Phase::kWaitingForRound;
-        coordinator.JoinNextRound();
-        return;
-      case Phase::kDone:
-        return;
-    }
+    Carry(OnRestartOrdered(state));
   }
 
   void OnJobComplete() {
-    if (phase == Phase::kDone || interrupted) return;  // interrupted: exits 128 + signal
-    if (AliveCount() > 0) {
+    const SupervisorTransition transition = ddprun::OnJobComplete(state, AliveCount() > 0);
+    if (transition.action == Action::kStopWorkersAndFail) {
       log->error("the job was declared complete while this node's workers run; stopping them");
       job_failure = "the job was declared complete while workers of " + options.host + " ran";
-      StopThen(AfterStop::kGiveUp);
-      return;
     }
-    Finish(0);
+    Carry(transition);
   }
 
   void OnJobFailed(const std::string& reason, int status,
                    const std::optional<WorkerFailure>& root_cause) {
-    if (phase == Phase::kDone) return;
+    if (state.phase == Phase::kDone) return;
+    // Kept even when interrupted: the run then exits with 128 + signal once stopped.
     job_failure = reason;
     job_root_cause = root_cause;
     exit_status = status;
-    if (interrupted) return;  // exits with 128 + signal once stopped
-    if (phase == Phase::kRunning) {
-      StopThen(AfterStop::kGiveUp);
-    } else if (phase == Phase::kStopping) {
-      after_stop = AfterStop::kGiveUp;
-    } else {
-      GiveUp();
+    Carry(ddprun::OnJobFailed(state));
+  }
+
+  // Takes the transition's state and carries out its action.
+  void Carry(const SupervisorTransition& transition) {
+    state = transition.next;
+    switch (transition.action) {
+      case Action::kNothing:
+      case Action::kIgnoreRound:   // OnRound's own
+      case Action::kStartAttempt:  // OnRound's own: it may wait for the preloading interpreter
+        return;
+      case Action::kReportFailure:
+        coordinator.ReportFailure(round, failures.front(), ExitStatusOf(failures.front()));
+        StopWorkers();
+        return;
+      case Action::kReportSuccess:
+        coordinator.ReportSuccess(round);
+        return;
+      case Action::kStopWorkers:
+      case Action::kStopWorkersAndFail:
+        StopWorkers();
+        return;
+      case Action::kForwardStopSignal:
+        StopGroup(interrupt_signal);
+        coordinator.Leave();
+        return;
+      case Action::kLeaveAndExit:
+        coordinator.Leave();
+        Finish(128 + interrupt_signal);
+        return;
+      case Action::kKillNow:
+        group_stop.KillNow();
+        return;
+      case Action::kJoinNextRound:
+        coordinator.JoinNextRound();
+        return;
+      case Action::kGiveUp:
+        GiveUp();
+        return;
+      case Action::kFinishSucceeded:
+        Finish(0);
+        return;
+      case Action::kExitInterrupted:
+        Finish(128 + interrupt_signal);
+        return;
     }
   }
 
-  // Stops the running workers with SIGTERM; `then` follows.
-  void StopThen(AfterStop then) {
-    phase = Phase::kStopping;
-    after_stop = then;
-    if (stack_collection) {  // the evidence first: the stop follows it (bounded by its timeout)
+  // Stops the running workers with SIGTERM, once a hang's stacks being collected are in (the
+  // collection is bounded by its timeout).
+  void StopWorkers() {
+    if (stack_collection) {
       stop_deferred = true;
       return;
     }
@@ -325,7 +333,7 @@ struct WorkerGroupSupervisor::Impl {
     children.async_wait([this](const boost::system::error_code& error, int) {
       if (error) return;
       ReapChildren();
-      if (phase != Phase::kDone) WatchChildren();
+      if (state.phase != Phase::kDone) WatchChildren();
     });
   }
 
@@ -333,7 +341,7 @@ struct WorkerGroupSupervisor::Impl {
     stop_signals.async_wait([this](const boost::system::error_code& error, int signal_number) {
       if (error) return;
       OnStopSignal(signal_number);
-      if (phase != Phase::kDone) WatchStopSignals();
+      if (state.phase != Phase::kDone) WatchStopSignals();
     });
   }
 
@@ -350,7 +358,7 @@ struct WorkerGroupSupervisor::Impl {
                      std::strerror(errno));
         }
       }
-      if (phase != Phase::kDone) WatchForwardedSignals();
+      if (state.phase != Phase::kDone) WatchForwardedSignals();
     });
   }
 
@@ -361,7 +369,7 @@ struct WorkerGroupSupervisor::Impl {
       for (auto& worker : workers) {
         if (worker.alive) worker.output.Resize(size);
       }
-      if (phase != Phase::kDone) WatchWindowChanges();
+      if (state.phase != Phase::kDone) WatchWindowChanges();
     });
   }
 
@@ -397,7 +405,7 @@ struct WorkerGroupSupervisor::Impl {
     timeline::Note("round ready", round.round);
     WorkerForker* const forker = warm_starts ? warm_starts->ForAttempt() : nullptr;
     EndLeftovers();  // what the last attempt's workers left, should it not have stopped
-    phase = Phase::kRunning;
+    state = OnAttemptStarted(state).next;
     ++attempt;
     failures.clear();  // the report covers the round that gave up; earlier ones were restarted
     workers.clear();
@@ -509,14 +517,14 @@ struct WorkerGroupSupervisor::Impl {
       } while (reaped < 0 && errno == EINTR);
       if (reaped == worker.pid) {
         OnWorkerExit(worker, wait_status);
-        if (phase == Phase::kDone) return;
+        if (state.phase == Phase::kDone) return;
       } else if (reaped < 0) {
         // ECHILD: someone else reaped it (waitpid(-1) elsewhere in the process). Its status is
         // lost; count it as a failure rather than wait for it forever.
         log->error("cannot wait for worker pid {}: {}; counting it as failed", worker.pid,
                    std::strerror(errno));
         OnWorkerExit(worker, W_EXITCODE(1, 0));
-        if (phase == Phase::kDone) return;
+        if (state.phase == Phase::kDone) return;
       }
     }
   }
@@ -533,14 +541,13 @@ struct WorkerGroupSupervisor::Impl {
     // Input typed from now on waits for the next attempt's rank 0.
     if (input_forwarder && worker.placement.global_rank == 0) input_forwarder->SetTarget(-1, false);
     const bool success = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
-    if (phase == Phase::kRunning) {
+    if (state.phase == Phase::kRunning) {
       if (success) {
         worker.succeeded = true;
         for (const auto& other : workers) {
           if (!other.succeeded) return;
         }
-        phase = Phase::kSucceeded;
-        coordinator.ReportSuccess(round);
+        Carry(OnAllSucceeded(state));
         return;
       }
       RecordFailure(worker, wait_status);
@@ -551,7 +558,7 @@ struct WorkerGroupSupervisor::Impl {
     const bool stopped_by_us =
         WIFSIGNALED(wait_status) &&
         (WTERMSIG(wait_status) == group_stop.signal_sent() || WTERMSIG(wait_status) == SIGKILL);
-    if (!success && !stopped_by_us && !interrupted) RecordFailure(worker, wait_status);
+    if (!success && !stopped_by_us && !state.interrupted) RecordFailure(worker, wait_status);
     if (AliveCount() == 0) OnGroupStopped();
   }
 
@@ -564,30 +571,17 @@ struct WorkerGroupSupervisor::Impl {
 
   // The first failure of a running round: reported, and the workers stopped while the
   // coordinator decides.
-  void HandleFailure() {
-    const WorkerFailure& root_cause = failures.front();
-    coordinator.ReportFailure(round, root_cause, ExitStatusOf(root_cause));
-    StopThen(AfterStop::kUndecided);
-  }
+  void HandleFailure() { Carry(OnWorkerFailed(state)); }
 
   void OnStopSignal(int signal_number) {
-    if (phase == Phase::kDone) return;
-    if (interrupted) {
+    const SupervisorTransition transition = ddprun::OnStopSignal(state, AliveCount() > 0);
+    if (transition.action == Action::kKillNow) {
       log->warn("received {} again; killing the workers now", SignalName(signal_number));
-      group_stop.KillNow();
-      return;
+    } else if (transition.action != Action::kNothing) {
+      log->warn("received {}; stopping the workers", SignalName(signal_number));
+      interrupt_signal = signal_number;
     }
-    log->warn("received {}; stopping the workers", SignalName(signal_number));
-    interrupted = true;
-    interrupt_signal = signal_number;
-    const bool workers_alive = AliveCount() > 0;
-    if (workers_alive) {
-      phase = Phase::kStopping;
-      after_stop = AfterStop::kExit;
-      StopGroup(signal_number);
-    }
-    coordinator.Leave();
-    if (!workers_alive) Finish(128 + signal_number);
+    Carry(transition);
   }
 
   std::vector<pid_t> AlivePids() const {
@@ -618,25 +612,11 @@ struct WorkerGroupSupervisor::Impl {
   }
 
   void OnGroupStopped() {
-    if (phase != Phase::kStopping) return;
+    if (state.phase != Phase::kStopping) return;
     timeline::Note("the workers have stopped");
     group_stop.Cancel();
     EndLeftovers();
-    switch (after_stop) {
-      case AfterStop::kRejoin:
-        phase = Phase::kWaitingForRound;
-        coordinator.JoinNextRound();
-        return;
-      case AfterStop::kUndecided:
-        phase = Phase::kAwaitingDecision;
-        return;
-      case AfterStop::kGiveUp:
-        GiveUp();
-        return;
-      case AfterStop::kExit:
-        Finish(128 + interrupt_signal);
-        return;
-    }
+    Carry(ddprun::OnGroupStopped(state));
   }
 
   // The job failed: the report, once, and the job's exit status. When this node's own failure is
@@ -659,7 +639,7 @@ struct WorkerGroupSupervisor::Impl {
   // forwarded what the workers wrote.
   void Finish(int status) {
     EndLeftovers();
-    phase = Phase::kDone;
+    state.phase = Phase::kDone;
     exit_status = status;
     boost::system::error_code ignored;
     children.cancel(ignored);
@@ -690,7 +670,7 @@ int WorkerGroupSupervisor::Run() {
   return impl_->exit_status;
 }
 
-bool WorkerGroupSupervisor::interrupted() const { return impl_->interrupted; }
+bool WorkerGroupSupervisor::interrupted() const { return impl_->state.interrupted; }
 
 bool WorkerGroupSupervisor::found_hang() const { return impl_->found_hang; }
 

@@ -257,19 +257,24 @@ int StdioLines(const char* fifo) {
   return 0;
 }
 
-volatile sig_atomic_t window_changed = 0;
-
+// Prints the terminal's size, waits (10 s at most) for SIGWINCH, prints it again. The signal is
+// blocked before the first size is printed, so one sent as soon as the test reads it is kept.
 int WindowChange() {
-  signal(SIGWINCH, [](int) { window_changed = 1; });
+  sigset_t winch;
+  sigemptyset(&winch);
+  sigaddset(&winch, SIGWINCH);
+  if (::sigprocmask(SIG_BLOCK, &winch, nullptr) != 0) return 2;
   auto print_size = [] {
     winsize window{};
     ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window);
     std::printf("size %dx%d\n", window.ws_row, window.ws_col);
+    std::fflush(stdout);
   };
   print_size();
-  for (int i = 0; i < 200 && !window_changed; ++i) ::usleep(50'000);  // 10 s at most
+  const timespec limit{10, 0};
+  const bool changed = ::sigtimedwait(&winch, nullptr, &limit) == SIGWINCH;
   print_size();
-  return window_changed ? 0 : 1;
+  return changed ? 0 : 1;
 }
 
 int KilledWithSharedMemory() {

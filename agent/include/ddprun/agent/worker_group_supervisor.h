@@ -23,7 +23,9 @@
 // - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
 //   kernel) is abandoned with an error in the log, never waited for forever.
 //
-// The supervisor is the state machine; its parts are their own classes: OutputRouter
+// Its decisions (what each event does in each phase) are pure functions of their own
+// (src/supervisor_phases.h), unit-tested apart from any process; the supervisor carries them
+// out. Its other parts are their own classes too: OutputRouter
 // (worker_output_routing.h) sends each stream where the flags say, GroupStop (group_stop.h)
 // stops the group within bounds, and failure_capture.h records a failure as it is seen. It
 // reaps only its own workers (waitpid on each worker's pid, never waitpid(-1)).

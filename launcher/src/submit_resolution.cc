@@ -1,0 +1,88 @@
+// ResolveSubmit; see submit_resolution.h.
+#include "submit_resolution.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+
+#include "ddprun/agent/input_forwarder.h"
+#include "ddprun/agent/worker_environment.h"
+#include "ddprun/agent/worker_process.h"
+#include "ddprun/base/status_macros.h"
+#include "exported_environment.h"
+#include "flag_values.h"
+#include "host_list.h"
+
+namespace ddprun {
+
+Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
+                                    const std::vector<std::string>& own,
+                                    const std::vector<std::string>& program_args) {
+  SubmitRequest request;
+  if (!raw.hosts.empty() && !raw.hostfile.empty()) {
+    return InvalidArgumentError("give --hosts or --hostfile, not both");
+  }
+  ASSIGN_OR_RETURN(request.hosts,
+                   raw.hostfile.empty() ? ParseHostList(raw.hosts) : ReadHostFile(raw.hostfile));
+  if (raw.standalone) {
+    return InvalidArgumentError("--standalone runs one node here; leave it out with --hosts");
+  }
+  for (const char* per_host : {"--node_rank", "--local_addr"}) {
+    if (app.count(per_host) > 0) {
+      return InvalidArgumentError(std::string(per_host) +
+                                  " is one host's; with --hosts each host's agent finds its own");
+    }
+  }
+  const int host_count = static_cast<int>(request.hosts.size());
+  RawOptions job = raw;
+  // auto, cpu and gpu count each host's devices there, not the submitter's: checked by name only
+  // (and --local_ranks_filter against them by each agent).
+  if (raw.nproc_per_node == "auto" || raw.nproc_per_node == "cpu" || raw.nproc_per_node == "gpu") {
+    job.nproc_per_node = "1";
+    job.local_ranks_filter.clear();
+  }
+  if (app.count("--nnodes") == 0) job.nnodes = std::to_string(host_count);
+  if (job.rdzv_endpoint.empty()) job.rdzv_endpoint = request.hosts.front();
+  if (job.run_id.empty()) job.run_id = RandomRunId();
+  ASSIGN_OR_RETURN(LaunchConfig config, Resolve(job, program_args, /*resolve_program=*/false));
+  if (config.min_nodes > host_count || config.max_nodes < host_count) {
+    return InvalidArgumentError("--nnodes=" + job.nnodes + " does not allow the " +
+                                std::to_string(host_count) + " hosts given (one node each)");
+  }
+  request.job_id = config.run_id;
+  request.rendezvous = config.rdzv_host + ":" + std::to_string(config.rdzv_port);
+  request.security = config.security;
+  request.detach = raw.detach;
+  // As on one node: a terminal, pipe or socket is read and passed to global rank 0; a file or
+  // /dev/null is not (the agents' workers then read /dev/null).
+  request.forward_input =
+      !raw.detach && raw.stdin_to == "0" && InputForwarder::CanForward(STDIN_FILENO);
+  request.program = program_args;
+  request.python_module = raw.module;
+  request.no_python = raw.no_python;
+  request.run_path = raw.run_path;
+  ASSIGN_OR_RETURN(request.environment, ExportedEnvironment(raw.export_spec, CurrentEnvironment()));
+  std::error_code error;
+  request.working_dir = std::filesystem::current_path(error).string();
+  if (error) return InvalidArgumentError("cannot tell the working directory: " + error.message());
+  // Each daemon gives its agent its own token file; the rest is spelled out for the agent.
+  request.agent_args =
+      WithoutOptions(app, own,
+                     {"--hosts", "--hostfile", "--detach", "--export", "--token-file", "--nnodes",
+                      "--rdzv_endpoint", "--rdzv_id", "--tty"});
+  std::string tty = raw.tty;
+  if (tty == "auto") tty = ::isatty(STDOUT_FILENO) == 1 ? "always" : "never";
+  // The workers' terminals start as large as the submitter's (resizes do not travel).
+  if (const TerminalSize size = TerminalSizeOf(STDOUT_FILENO); size.rows > 0 && size.cols > 0) {
+    request.environment["DDPRUN_TERMINAL_SIZE"] =
+        std::to_string(size.rows) + "x" + std::to_string(size.cols);
+  }
+  request.agent_args.insert(
+      request.agent_args.end(),
+      {"--nnodes=" + std::to_string(config.min_nodes) + ":" + std::to_string(config.max_nodes),
+       "--rdzv_endpoint=" + request.rendezvous, "--rdzv_id=" + request.job_id, "--tty=" + tty});
+  return request;
+}
+
+}  // namespace ddprun
