@@ -5,8 +5,8 @@ programs in bench/anchors/) beside ddprun in the same run and prints ratios; abs
 shared machines are noise, ratios much less so.
 """
 import glob
+import itertools
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,11 +54,17 @@ def require(path, what):
                  "what is missing")
 
 
-def free_port():
-    """A port free on 127.0.0.1 now (the benchmarks' endpoints; tests never guess ports)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_endpoints = itertools.count()
+
+
+def unshared_loopback_endpoint():
+    """host:port for one run's rendezvous, never a port probed free and handed on (another
+    process could take it between the probe and the bind): an address of loopback's
+    127.0.0.0/8 that this process's id picks, so no other benchmark or test shares it, and a
+    port counted up from 21000, below the kernel's ephemeral range."""
+    pid = os.getpid()
+    address = f"127.{100 + (pid >> 16) % 150}.{(pid >> 8) & 255}.{pid & 255}"
+    return f"{address}:{21000 + next(_endpoints)}"
 
 
 def read_times(pattern):

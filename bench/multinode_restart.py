@@ -10,14 +10,14 @@ import subprocess
 import sys
 import tempfile
 
-from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, free_port, one_restart,
-                    probe_restart_latency, report_ms, require)
+from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, one_restart, probe_restart_latency,
+                    report_ms, require, unshared_loopback_endpoint)
 
 
 def one_latency(launcher, extra):
     with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
         env = dict(os.environ, PROBE_DIR=probe_dir)
-        endpoint = f"127.0.0.1:{free_port()}"
+        endpoint = unshared_loopback_endpoint()
         args = ["--nnodes=2", "--nproc_per_node=2", f"--rdzv_endpoint={endpoint}",
                 "--rdzv_id=restart-bench", "--max_restarts=1"] + extra + ["--no_python", PROBE]
         agents = [subprocess.Popen(launcher + args, env=env, stdout=subprocess.DEVNULL,

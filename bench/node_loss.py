@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from common import DDPRUN, ROOT, free_port, median, read_times, require
+from common import DDPRUN, ROOT, median, read_times, require, unshared_loopback_endpoint
 
 WORKER = os.path.join(ROOT, "bench", "workers", "record_world.sh")
 
@@ -32,7 +32,7 @@ def wait_for(pattern, count, timeout=60):
 def one_detection(heartbeat_timeout):
     with tempfile.TemporaryDirectory(prefix="ddprun_loss_") as probe_dir:
         env = dict(os.environ, PROBE_DIR=probe_dir, DONE_WORLD="2")
-        endpoint = f"127.0.0.1:{free_port()}"
+        endpoint = unshared_loopback_endpoint()
         conf = "last_call_timeout=0.5"
         if heartbeat_timeout:
             conf += f",heartbeat_timeout={heartbeat_timeout}"

@@ -180,6 +180,20 @@ v1::AgentMessage Failed(int64_t round, int rank, int code, int signal = 0) {
   return message;
 }
 
+// Both nodes report round 0 succeeded; each hears that the job is complete, as the next event.
+void ExpectBothSucceedAndComplete(TestAgent& a, TestAgent& b) {
+  for (TestAgent* agent : {&a, &b}) {
+    v1::AgentMessage done;
+    done.mutable_succeeded()->set_round(0);
+    agent->Write(done);
+  }
+  for (TestAgent* agent : {&a, &b}) {
+    auto event = agent->Next();
+    REQUIRE(event);
+    CHECK(event->has_job_complete());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("two agents form a round and each learns its ranks") {
@@ -275,16 +289,7 @@ TEST_CASE("a node not silent for its whole heartbeat timeout is not lost") {
   }
   // Three heartbeat timeouts went by with neither node silent for one: no event came. The
   // stream is ordered, so had one been sent it would come before the job's end.
-  for (TestAgent* agent : {&a, &b}) {
-    v1::AgentMessage done;
-    done.mutable_succeeded()->set_round(0);
-    agent->Write(done);
-  }
-  for (TestAgent* agent : {&a, &b}) {
-    auto event = agent->Next();
-    REQUIRE(event);
-    CHECK(event->has_job_complete());
-  }
+  ExpectBothSucceedAndComplete(a, b);
 }
 
 TEST_CASE("a node declared lost is told so once, however many late heartbeats it sends") {
@@ -318,16 +323,7 @@ TEST_CASE("the job is complete for every node when all succeeded") {
   auto server = StartServer();
   TestAgent a(server->address(), "a"), b(server->address(), "b");
   FormRound(a, b, 2, 2);
-  for (TestAgent* agent : {&a, &b}) {
-    v1::AgentMessage done;
-    done.mutable_succeeded()->set_round(0);
-    agent->Write(done);
-  }
-  for (TestAgent* agent : {&a, &b}) {
-    auto event = agent->Next();
-    REQUIRE(event);
-    CHECK(event->has_job_complete());
-  }
+  ExpectBothSucceedAndComplete(a, b);
 }
 
 TEST_CASE("a session without the token, or without a join first, is refused") {
