@@ -16,7 +16,7 @@ namespace {
 std::string OwnDevice(const EnvironmentMap& inherited, int local_rank) {
   auto it = inherited.find(worker_env::kCudaVisibleDevices.name);
   if (it != inherited.end()) {
-    std::vector<std::string> devices = SplitCommas(it->second);
+    const std::vector<std::string> devices = SplitCommas(it->second);
     if (local_rank < static_cast<int>(devices.size())) return devices[local_rank];
   }
   return std::to_string(local_rank);

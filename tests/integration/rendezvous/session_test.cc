@@ -94,7 +94,7 @@ class SteppedServer {
     auto server = RendezvousServer::Start(options);
     REQUIRE(server.ok());
     server_ = std::move(server).value();
-    status_ = v1::Rendezvous::NewStub(
+    status_client_ = v1::Rendezvous::NewStub(
         grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
   }
 
@@ -112,7 +112,7 @@ class SteppedServer {
       v1::DescribeJobsRequest request;
       request.set_job_id(kJob);
       v1::DescribeJobsResponse response;
-      if (status_->DescribeJobs(&context, request, &response).ok()) {
+      if (status_client_->DescribeJobs(&context, request, &response).ok()) {
         for (const auto& job : response.jobs()) {
           for (const auto& node : job.nodes()) {
             if (node.node_id() == node_id && predicate(node)) return;
@@ -134,7 +134,7 @@ class SteppedServer {
  private:
   ManualTime time_;  // declared first: outlives the server
   std::unique_ptr<RendezvousServer> server_;
-  std::unique_ptr<v1::Rendezvous::Stub> status_;
+  std::unique_ptr<v1::Rendezvous::Stub> status_client_;
 };
 
 std::unique_ptr<SteppedServer> StartServer() { return std::make_unique<SteppedServer>(); }
