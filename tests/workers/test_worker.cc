@@ -31,6 +31,7 @@
 //                            "shm <name>" and kill itself with SIGKILL, as if killed in the
 //                            middle of setting up its ring or registered buffer
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -257,13 +258,19 @@ int StdioLines(const char* fifo) {
   return 0;
 }
 
-// Prints the terminal's size, waits (10 s at most) for SIGWINCH, prints it again. The signal is
-// blocked before the first size is printed, so one sent as soon as the test reads it is kept.
+int window_changes[2] = {-1, -1};  // the SIGWINCH handler writes a byte to [1]
+
+// Prints the terminal's size, waits (10 s at most) for SIGWINCH, prints it again. The handler is
+// the process's, so the signal is caught whichever thread the kernel hands it to (libraries
+// such as OpenBLAS start threads of their own), and it wakes the wait through a pipe.
 int WindowChange() {
-  sigset_t winch;
-  sigemptyset(&winch);
-  sigaddset(&winch, SIGWINCH);
-  if (::sigprocmask(SIG_BLOCK, &winch, nullptr) != 0) return 2;
+  if (::pipe2(window_changes, O_CLOEXEC | O_NONBLOCK) != 0) return 2;
+  struct sigaction on_change {};
+  on_change.sa_handler = [](int) {
+    const char byte = 1;
+    (void)!::write(window_changes[1], &byte, 1);
+  };
+  if (::sigaction(SIGWINCH, &on_change, nullptr) != 0) return 2;
   auto print_size = [] {
     winsize window{};
     ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window);
@@ -271,10 +278,13 @@ int WindowChange() {
     std::fflush(stdout);
   };
   print_size();
-  const timespec limit{10, 0};
-  const bool changed = ::sigtimedwait(&winch, nullptr, &limit) == SIGWINCH;
+  pollfd changed{window_changes[0], POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&changed, 1, 10'000);
+  } while (ready < 0 && errno == EINTR);
   print_size();
-  return changed ? 0 : 1;
+  return ready == 1 ? 0 : 1;
 }
 
 int KilledWithSharedMemory() {
