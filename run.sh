@@ -159,7 +159,7 @@ fuzz_tests() {
 
 # The project's C and C++ sources (the build trees' generated files are not).
 c_sources() {
-  find base agent launcher rendezvous runtime proto tests bench examples packaging cmake \
+  find base agent launcher daemon rendezvous runtime proto tests bench examples packaging cmake \
     \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sort
 }
 

@@ -1,4 +1,4 @@
-// `ddprun`: see launcher/include/ddprun/launcher/launch.h.
-#include "ddprun/launcher/launch.h"
+// `ddprun`: see launcher/src/launch.h.
+#include "launch.h"
 
 int main(int argc, char** argv) { return ddprun::LauncherMain(argc, argv); }

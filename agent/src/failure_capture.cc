@@ -1,5 +1,5 @@
 // CaptureExitFailure, CaptureHangFailure and CaptureSpawnFailure; see failure_capture.h.
-#include "ddprun/agent/failure_capture.h"
+#include "failure_capture.h"
 
 #include <sys/wait.h>
 

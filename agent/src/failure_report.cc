@@ -3,7 +3,7 @@
 
 #include <ctime>
 
-#include "ddprun/agent/worker_error_file.h"
+#include "worker_error_file.h"
 
 namespace ddprun {
 namespace {

@@ -1,13 +1,13 @@
 // GroupStop; see group_stop.h.
-#include "ddprun/agent/group_stop.h"
+#include "group_stop.h"
 
 #include <signal.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include "ddprun/agent/worker_process.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/process_spawn.h"
 
 namespace ddprun {
 

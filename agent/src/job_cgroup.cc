@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/process_clone.h"
 #include "ddprun/base/timeline.h"
-#include "process_clone.h"
 
 namespace ddprun {
 namespace {

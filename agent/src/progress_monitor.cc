@@ -1,5 +1,5 @@
 // ProgressMonitor; see progress_monitor.h.
-#include "ddprun/agent/progress_monitor.h"
+#include "progress_monitor.h"
 
 #include <fcntl.h>
 #include <unistd.h>

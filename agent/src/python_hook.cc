@@ -1,5 +1,5 @@
 // ddprun's Python hook; see python_hook.h.
-#include "ddprun/agent/python_hook.h"
+#include "python_hook.h"
 
 #include <signal.h>
 

@@ -1,5 +1,5 @@
 // CollectStacks and StackCollection; see stack_collector.h.
-#include "ddprun/agent/stack_collector.h"
+#include "stack_collector.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,9 +15,9 @@
 #include <memory>
 #include <sstream>
 
-#include "ddprun/agent/python_hook.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/parsing.h"
+#include "python_hook.h"
 
 extern char** environ;
 

@@ -6,8 +6,6 @@
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/worker_environment_contract.h"
 
-extern char** environ;
-
 namespace ddprun {
 namespace {
 
@@ -82,24 +80,6 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   set(contract::kJobId, job.run_id);
   set(contract::kRound, job.round);
   return env;
-}
-
-EnvironmentMap CurrentEnvironment() {
-  EnvironmentMap env;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string text(*entry);
-    auto equals = text.find('=');
-    if (equals == std::string::npos) continue;
-    env.emplace(text.substr(0, equals), text.substr(equals + 1));
-  }
-  return env;
-}
-
-std::vector<std::string> ToEnvp(const EnvironmentMap& environment) {
-  std::vector<std::string> envp;
-  envp.reserve(environment.size());
-  for (const auto& [key, value] : environment) envp.push_back(key + "=" + value);
-  return envp;
 }
 
 }  // namespace ddprun

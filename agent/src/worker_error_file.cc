@@ -1,6 +1,6 @@
 // ParseWorkerErrorFile; see worker_error_file.h. The JSON is read by protobuf's JSON parser into
 // a google.protobuf.Struct (protobuf is linked already), not by a reader of our own.
-#include "ddprun/agent/worker_error_file.h"
+#include "worker_error_file.h"
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>

@@ -12,19 +12,19 @@
 #include <cstdio>
 #include <cstring>
 
-#include "ddprun/agent/failure_capture.h"
-#include "ddprun/agent/group_stop.h"
 #include "ddprun/agent/input_forwarder.h"
-#include "ddprun/agent/progress_monitor.h"
-#include "ddprun/agent/python_hook.h"
-#include "ddprun/agent/stack_collector.h"
-#include "ddprun/agent/worker_process.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/process_spawn.h"
 #include "ddprun/base/rank_shared_memory.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/timeline.h"
 #include "ddprun/base/worker_environment_contract.h"
+#include "failure_capture.h"
+#include "group_stop.h"
+#include "progress_monitor.h"
+#include "python_hook.h"
+#include "stack_collector.h"
 #include "supervisor_phases.h"
 #include "warm_python_starts.h"
 

@@ -1,7 +1,8 @@
 // ParseCommandLine; see command_line.h.
-#include "ddprun/launcher/command_line.h"
+#include "command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 
 #include "raw_options.h"
 #include "slurm_flags.h"
@@ -73,6 +74,16 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
   if (raw.version) return VersionRequest{};
   raw.node_rank_given = app.count("--node_rank") > 0;
   raw.master_addr_given = app.count("--master_addr") > 0;
+  // A daemon's agent (its environment says so) runs its node; given these it would submit the
+  // job again.
+  if (std::getenv("DDPRUN_HOSTED_JOB") != nullptr) {
+    for (const char* submitter_only : {"--hosts", "--hostfile", "--detach", "--export"}) {
+      if (app.count(submitter_only) > 0) {
+        return UsageError{std::string(submitter_only) +
+                          " is the submitter's option, not a hosted job's agent's"};
+      }
+    }
+  }
   if (!raw.hosts.empty() || !raw.hostfile.empty()) {
     auto submit = ResolveSubmit(raw, app, own, program_args);
     if (!submit.ok()) return UsageError{submit.status().message()};

@@ -2,9 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
-#include "ddprun/launcher/rendezvous_options.h"
 #include "python_preload_options.h"
 #include "raw_options.h"
+#include "rendezvous_options.h"
 
 namespace ddprun {
 

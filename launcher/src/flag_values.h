@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
+#include "command_line.h"
 #include "ddprun/base/status.h"
-#include "ddprun/launcher/command_line.h"
 
 namespace ddprun {
 

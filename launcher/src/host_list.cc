@@ -7,7 +7,7 @@
 #include "ddprun/base/files.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/status_macros.h"
-#include "ddprun/launcher/rendezvous_options.h"
+#include "rendezvous_options.h"
 
 namespace ddprun {
 namespace {

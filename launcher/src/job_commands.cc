@@ -1,5 +1,5 @@
 // AttachMain, LogsMain, CancelMain and HostStatusMain; see job_commands.h.
-#include "ddprun/launcher/job_commands.h"
+#include "job_commands.h"
 
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 #include <map>
 
 #include "ddprun/base/thread_annotations.h"
-#include "ddprun/launcher/rendezvous_options.h"
-#include "ddprun/launcher/status_command.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "job_follower.h"
+#include "rendezvous_options.h"
+#include "status_command.h"
 #include "subcommand.h"
 #include "submit.h"
 

@@ -1,5 +1,5 @@
 // Launch and LauncherMain; see launch.h.
-#include "ddprun/launcher/launch.h"
+#include "launch.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "command_line.h"
 #include "ddprun/agent/job_cgroup.h"
 #include "ddprun/agent/leftover_sweep.h"
 #include "ddprun/agent/log_line_prefix.h"
@@ -18,13 +19,12 @@
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/timeline.h"
 #include "ddprun/base/version.h"
-#include "ddprun/launcher/command_line.h"
-#include "ddprun/launcher/job_commands.h"
-#include "ddprun/launcher/status_command.h"
 #include "ddprun/rendezvous/grpc_logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
+#include "job_commands.h"
 #include "node_setup.h"
 #include "rendezvous_node.h"
+#include "status_command.h"
 #include "submit.h"
 
 namespace ddprun {

@@ -11,8 +11,8 @@
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/bound_socket.h"
-#include "ddprun/launcher/launch_config.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
+#include "launch_config.h"
 
 namespace ddprun {
 

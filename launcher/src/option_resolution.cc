@@ -2,17 +2,17 @@
 #include <cmath>
 #include <filesystem>
 
-#include "ddprun/agent/worker_environment.h"
+#include "ddprun/agent/program_resolution.h"
+#include "ddprun/base/environment_map.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/status_macros.h"
-#include "ddprun/launcher/program_resolution.h"
-#include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/rendezvous_conf.h"
 #include "device_count.h"
 #include "flag_values.h"
 #include "python_preload_options.h"
 #include "raw_options.h"
+#include "rendezvous_options.h"
 
 namespace ddprun {
 namespace {
@@ -135,18 +135,10 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (program_args.empty()) {
     return InvalidArgumentError("no program to run; usage: ddprun [OPTIONS] PROGRAM [ARGS...]");
   }
-  if (raw.module && raw.no_python && !raw.run_path) {
-    return InvalidArgumentError("-m/--module and --no_python cannot be used together");
-  }
-  if (raw.module && raw.run_path) {
-    return InvalidArgumentError("-m/--module and --run_path cannot be used together");
-  }
+  ASSIGN_OR_RETURN(const ProgramMode mode, ProgramModeOf(raw.module, raw.no_python, raw.run_path));
   RETURN_IF_ERROR(ResolveTorchrunCompatOptions(raw.compat, config));
-  ProgramRequest request{program_args.front(),
-                         {program_args.begin() + 1, program_args.end()},
-                         raw.module,
-                         raw.no_python && !raw.run_path,
-                         raw.run_path};
+  ProgramRequest request{
+      program_args.front(), {program_args.begin() + 1, program_args.end()}, mode};
   if (!resolve_program) return config;
   ASSIGN_OR_RETURN(config.worker_argv, ResolveWorkerCommand(request));
   ASSIGN_OR_RETURN(config.python_preload,

@@ -42,7 +42,9 @@ Result<std::optional<PythonPreloadSpec>> ResolvePythonPreload(
   if (value.empty()) return std::optional<PythonPreloadSpec>();
   PythonPreloadSpec spec;
   if (value == "auto") {
-    if (!request.module && ImportsTorch(request.program)) spec.modules = {"torch"};
+    if (request.mode != ProgramMode::kModule && ImportsTorch(request.program)) {
+      spec.modules = {"torch"};
+    }
   } else {
     for (const std::string& name : SplitCommas(value)) {
       if (!IsModuleName(name)) {
@@ -54,12 +56,13 @@ Result<std::optional<PythonPreloadSpec>> ResolvePythonPreload(
   }
   // ResolveWorkerCommand runs Python as `INTERPRETER -u [-m] PROGRAM ARGS...`.
   const bool python =
-      request.run_path || (!request.no_python && worker_argv.size() >= 3 && worker_argv[1] == "-u");
+      request.mode == ProgramMode::kRunPath ||
+      (request.mode != ProgramMode::kNoPython && worker_argv.size() >= 3 && worker_argv[1] == "-u");
   if (spec.modules.empty() || !python || BaseName(worker_argv[0]).rfind("python", 0) != 0) {
     return std::optional<PythonPreloadSpec>();
   }
   spec.interpreter = {worker_argv[0], "-u"};
-  spec.module = request.module;
+  spec.module = request.mode == ProgramMode::kModule;
   spec.program = request.program;
   return std::optional<PythonPreloadSpec>(std::move(spec));
 }

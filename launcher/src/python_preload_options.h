@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/agent/program_resolution.h"
 #include "ddprun/agent/python_preload.h"
 #include "ddprun/base/status.h"
-#include "ddprun/launcher/program_resolution.h"
 
 namespace ddprun {
 

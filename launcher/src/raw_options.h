@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "ddprun/base/status.h"
-#include "ddprun/launcher/command_line.h"
 #include "hang_options.h"
 #include "torchrun_compat_options.h"
 

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "ddprun/base/bound_socket.h"
-#include "ddprun/launcher/launch_config.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "ddprun/rendezvous/session_client.h"
+#include "launch_config.h"
 
 namespace ddprun {
 

@@ -1,5 +1,5 @@
 // Endpoint and security flags; see rendezvous_options.h.
-#include "ddprun/launcher/rendezvous_options.h"
+#include "rendezvous_options.h"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <map>
 
-#include "ddprun/agent/worker_environment.h"
+#include "ddprun/base/environment_map.h"
 #include "ddprun/base/status_macros.h"
 #include "device_count.h"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/agent/worker_environment.h"
+#include "ddprun/base/environment_map.h"
 #include "ddprun/base/status.h"
 
 namespace ddprun {

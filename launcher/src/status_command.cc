@@ -1,5 +1,5 @@
 // StatusMain and the formats of `ddprun status`; see status_command.h.
-#include "ddprun/launcher/status_command.h"
+#include "status_command.h"
 
 #include <google/protobuf/util/json_util.h>
 
@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ddprun/launcher/rendezvous_options.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "ddprun/v1/status_view.pb.h"
+#include "rendezvous_options.h"
 #include "subcommand.h"
 
 namespace ddprun {

@@ -18,6 +18,20 @@ namespace {
 
 constexpr auto kStartTimeout = std::chrono::seconds(10);
 
+v1::StartJobRequest::ProgramMode ProgramModeMessage(ProgramMode mode) {
+  switch (mode) {
+    case ProgramMode::kModule:
+      return v1::StartJobRequest::PROGRAM_MODULE;
+    case ProgramMode::kNoPython:
+      return v1::StartJobRequest::PROGRAM_NO_PYTHON;
+    case ProgramMode::kRunPath:
+      return v1::StartJobRequest::PROGRAM_RUN_PATH;
+    case ProgramMode::kAsTyped:
+      break;
+  }
+  return v1::StartJobRequest::PROGRAM_AS_TYPED;
+}
+
 // `call(i)` for every host at once; each host's status.
 template <typename Call>
 std::vector<Status> OnEveryHost(size_t hosts, const Call& call) {
@@ -38,9 +52,9 @@ v1::StartJobRequest StartRequestFor(const SubmitRequest& request, size_t host, b
   start.set_working_dir(request.working_dir);
   start.mutable_environment()->insert(request.environment.begin(), request.environment.end());
   start.set_check_only(check_only);
-  start.set_python_module(request.python_module);
-  start.set_no_python(request.no_python);
-  start.set_run_path(request.run_path);
+  start.set_program_mode(ProgramModeMessage(request.program_mode));
+  start.set_shutdown_timeout_ms(request.shutdown_timeout.count());
+  start.set_rendezvous_endpoint(request.rendezvous);
   start.set_forward_input(request.forward_input);
   return start;
 }

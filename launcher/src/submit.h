@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "ddprun/launcher/submit_request.h"
 #include "job_follower.h"
+#include "submit_request.h"
 
 namespace ddprun {
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "ddprun/agent/input_forwarder.h"
-#include "ddprun/agent/worker_environment.h"
-#include "ddprun/agent/worker_process.h"
+#include "ddprun/base/environment_map.h"
+#include "ddprun/base/process_spawn.h"
 #include "ddprun/base/status_macros.h"
 #include "exported_environment.h"
 #include "flag_values.h"
@@ -59,9 +59,8 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   request.forward_input =
       !raw.detach && raw.stdin_to == "0" && InputForwarder::CanForward(STDIN_FILENO);
   request.program = program_args;
-  request.python_module = raw.module;
-  request.no_python = raw.no_python;
-  request.run_path = raw.run_path;
+  ASSIGN_OR_RETURN(request.program_mode, ProgramModeOf(raw.module, raw.no_python, raw.run_path));
+  request.shutdown_timeout = config.shutdown_timeout;
   ASSIGN_OR_RETURN(request.environment, ExportedEnvironment(raw.export_spec, CurrentEnvironment()));
   std::error_code error;
   request.working_dir = std::filesystem::current_path(error).string();

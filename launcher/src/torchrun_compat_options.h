@@ -10,7 +10,7 @@
 #include <string>
 
 #include "ddprun/base/status.h"
-#include "ddprun/launcher/launch_config.h"
+#include "launch_config.h"
 
 namespace ddprun {
 

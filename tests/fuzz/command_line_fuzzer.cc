@@ -8,7 +8,7 @@
 #include <string>
 #include <variant>
 
-#include "ddprun/launcher/command_line.h"
+#include "command_line.h"
 #include "fuzz_support.h"
 
 extern char** environ;

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "ddprun/rendezvous/daemon_config_file.h"
+#include "daemon_config_file.h"
 #include "fuzz_support.h"
 
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "ddprun/agent/worker_error_file.h"
 #include "fuzz_support.h"
+#include "worker_error_file.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ddprun::fuzz::PrepareProcess();

@@ -1,6 +1,6 @@
 // A failure is captured as it is seen: rank, host, pid, how the worker ended, and what it wrote
 // to its error file.
-#include "ddprun/agent/failure_capture.h"
+#include "failure_capture.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,6 +1,6 @@
 // GroupStop over real processes: the signal first, SIGKILL after the grace period to a worker
 // that ignores it, and survivors given up on after the kill timeout, so no wait is unbounded.
-#include "ddprun/agent/group_stop.h"
+#include "group_stop.h"
 
 #include <poll.h>
 #include <signal.h>

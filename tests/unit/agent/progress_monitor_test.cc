@@ -1,5 +1,5 @@
 // ProgressMonitor over a real progress page and a real progress file: what counts as progress.
-#include "ddprun/agent/progress_monitor.h"
+#include "progress_monitor.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Reading the error file a worker leaves (PyTorch's @record format, or anything else).
-#include "ddprun/agent/worker_error_file.h"
+#include "worker_error_file.h"
 
 #include <catch2/catch.hpp>
 

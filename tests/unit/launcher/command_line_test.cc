@@ -1,5 +1,5 @@
 // The command line: torchrun's flags and spellings, PET_* variables, validation.
-#include "ddprun/launcher/command_line.h"
+#include "command_line.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -208,4 +208,16 @@ TEST_CASE("the hang flags set the hang settings, and a flag wins over --rdzv_con
   ScopedEnv from_env("PET_HANG_TIMEOUT", "4");
   CHECK(Parsed({"/bin/true"}).rdzv_settings.hang.timeout == 4s);
   CHECK(Parsed({"--hang_timeout=0", "/bin/true"}).rdzv_settings.hang.timeout == 0s);
+}
+
+TEST_CASE("a daemon's agent refuses the submitter's options instead of submitting again") {
+  // The daemon's agents run with DDPRUN_HOSTED_JOB set (daemon/src/job_table.cc).
+  ScopedEnv hosted("DDPRUN_HOSTED_JOB", "job7");
+  for (const char* option : {"--hosts=a,b", "--hostfile=/etc/hosts", "--detach", "--export=ALL"}) {
+    INFO(option);
+    const std::string name = std::string(option).substr(0, std::string(option).find('='));
+    CHECK(ErrorOf({option, "/bin/true"}) ==
+          name + " is the submitter's option, not a hosted job's agent's");
+  }
+  CHECK(Parsed({"--nnodes=2", "--rdzv_endpoint=h0:29400", "/bin/true"}).min_nodes == 2);
 }

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "ddprun/launcher/command_line.h"
+#include "command_line.h"
 
 using namespace ddprun;
 

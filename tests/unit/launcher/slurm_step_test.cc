@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "ddprun/launcher/command_line.h"
+#include "command_line.h"
 
 using namespace ddprun;
 

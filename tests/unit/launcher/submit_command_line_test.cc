@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "ddprun/launcher/command_line.h"
+#include "command_line.h"
 #include "exported_environment.h"
 #include "host_list.h"
 #include "support/child_process.h"
@@ -79,8 +79,18 @@ TEST_CASE("a submitted job counts each host's devices there, not the submitting 
 TEST_CASE("a submitted program is looked for on the hosts, not on the submitting machine") {
   SubmitRequest request = Submitted({"--hosts=a", "./only-on-the-hosts", "x"});
   CHECK(request.program == std::vector<std::string>{"./only-on-the-hosts", "x"});
-  SubmitRequest module = Submitted({"--hosts=a", "-m", "pkg.train"});
-  CHECK(module.python_module);
+  CHECK(request.program_mode == ProgramMode::kAsTyped);
+  CHECK(Submitted({"--hosts=a", "-m", "pkg.train"}).program_mode == ProgramMode::kModule);
+  CHECK(Submitted({"--hosts=a", "--no_python", "x.py"}).program_mode == ProgramMode::kNoPython);
+  CHECK(Submitted({"--hosts=a", "--no_python", "--run_path", "x"}).program_mode ==
+        ProgramMode::kRunPath);
+}
+
+TEST_CASE("what a host's daemon needs of the agents' options travels as fields") {
+  SubmitRequest request = Submitted({"--hosts=a,b", "--shutdown_timeout=7.5", "train.py"});
+  CHECK(request.shutdown_timeout == std::chrono::milliseconds(7500));
+  CHECK(request.rendezvous == "a:29400");
+  CHECK(Submitted({"--hosts=a", "train.py"}).shutdown_timeout == std::chrono::seconds(30));
 }
 
 TEST_CASE("a host file lists one host a line, with comments and blank lines") {

@@ -1,5 +1,5 @@
 // DeadlineIndex: a deadline per key, the earliest at once, the due ones in order.
-#include "ddprun/rendezvous/deadline_index.h"
+#include "deadline_index.h"
 
 #include <catch2/catch.hpp>
 

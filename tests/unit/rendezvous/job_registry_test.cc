@@ -1,5 +1,5 @@
 // JobRegistry: many jobs behind one lock; settings agreed by every node; ended jobs forgotten.
-#include "ddprun/rendezvous/job_registry.h"
+#include "job_registry.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // JobRounds, the multi-node round state machine, driven by a fake clock.
-#include "ddprun/rendezvous/job_rounds.h"
+#include "job_rounds.h"
 
 #include <catch2/catch.hpp>
 #include <csignal>

@@ -1,5 +1,5 @@
 // RoundMembers: a round's members by group rank, with membership in O(1).
-#include "ddprun/rendezvous/round_members.h"
+#include "round_members.h"
 
 #include <catch2/catch.hpp>
 

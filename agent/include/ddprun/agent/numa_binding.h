@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ddprun/base/cpu_binding.h"
 #include "ddprun/base/status.h"
 
 namespace ddprun {
@@ -30,11 +31,6 @@ enum class NumaBinding { kNode, kSocket, kExclusive, kCoreComplex };
 // "node", "socket", "exclusive", "core-complex"; nullopt for anything else.
 std::optional<NumaBinding> ParseNumaBinding(std::string_view text);
 const char* NumaBindingName(NumaBinding binding);
-
-// "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}; nullopt when malformed. Sysfs's list format.
-std::optional<std::vector<int>> ParseCpuList(std::string_view text);
-// The reverse: sorted ids as ranges.
-std::string FormatCpuList(const std::vector<int>& ids);
 
 // The machine as the binding sees it.
 struct MachineTopology {
@@ -51,14 +47,6 @@ struct MachineTopology {
   // The machine under `sysfs_root` ("/sys", or a test's tree). An error names the file that
   // could not be read or made no sense.
   static Result<MachineTopology> Read(const std::string& sysfs_root);
-};
-
-// Where one worker runs.
-struct WorkerBinding {
-  std::vector<int> cpus;  // sorted, not empty
-  int memory_node = 0;
-  // "CPUs 0-3,8, memory node 0"
-  std::string Describe() const;
 };
 
 // The binding of the worker of `local_rank`, one of `nproc` on this node. FAILED_PRECONDITION,

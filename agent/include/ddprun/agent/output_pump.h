@@ -20,7 +20,7 @@
 
 #include "ddprun/agent/console_stream.h"
 #include "ddprun/agent/shared_console.h"
-#include "ddprun/agent/worker_process.h"
+#include "ddprun/base/process_spawn.h"
 
 namespace ddprun {
 

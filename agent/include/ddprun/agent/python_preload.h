@@ -2,7 +2,7 @@
 // the workers' interpreter, options and environment, imports the named modules (torch) once and
 // then forks every worker of every attempt, so that a restart costs a fork instead of an
 // interpreter's start and its imports. Its program is agent/python/python_preload.py, which
-// states the protocol; each worker it forks is set up as worker_process.h sets up a worker it
+// states the protocol; each worker it forks is set up as process_spawn.h sets up a worker it
 // execs (process group or terminal session, parent-death signal, streams, the inherited page,
 // working directory), then becomes the program: its argv, __main__, environment.
 //
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/agent/worker_process.h"
+#include "ddprun/base/process_spawn.h"
 #include "ddprun/base/status.h"
 
 namespace ddprun {

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
-#include <vector>
+
+#include "ddprun/base/environment_map.h"
 
 namespace ddprun {
 
@@ -49,8 +49,6 @@ struct JobEnvironment {
   bool virtual_local_rank = false;
 };
 
-using EnvironmentMap = std::map<std::string, std::string>;
-
 // The inherited environment with the contract's variables set over it. OMP_NUM_THREADS=1 is added
 // when more than one worker runs on the node and `inherited` lacks it;
 // TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and NCCL_ASYNC_ERROR_HANDLING=1 (the name torch < 2.2 reads),
@@ -59,11 +57,5 @@ using EnvironmentMap = std::map<std::string, std::string>;
 EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const JobEnvironment& job,
                                       const WorkerPlacement& placement,
                                       const std::string& error_file);
-
-// The current process's environment.
-EnvironmentMap CurrentEnvironment();
-
-// "KEY=VALUE" strings, as execve wants them.
-std::vector<std::string> ToEnvp(const EnvironmentMap& environment);
 
 }  // namespace ddprun

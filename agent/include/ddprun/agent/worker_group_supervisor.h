@@ -46,7 +46,7 @@
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/agent/worker_output_routing.h"
-#include "ddprun/agent/worker_process.h"
+#include "ddprun/base/process_spawn.h"
 
 namespace ddprun {
 

@@ -1,7 +1,7 @@
 // WorkerFailure: one worker's failure as the agent that saw it records it. The same record goes
 // up to the rendezvous server (a structured message, ddprun.v1.WorkerFailure, converted in
-// rendezvous/src/proto_conversions.cc), comes back to every node as the job's root cause, and is
-// what `ddprun status` shows: one definition for the agent, the server and the wire.
+// rendezvous/common/src/proto_conversions.cc), comes back to every node as the job's root cause,
+// and is what `ddprun status` shows: one definition for the agent, the server and the wire.
 #pragma once
 
 #include <sys/types.h>

@@ -1,0 +1,106 @@
+// `ddprund`: the host daemon. Parses its command line, serves the rendezvous service and the job
+// service (jobs submitted with `ddprun --hosts=...`) on --bind:--port until SIGTERM or SIGINT,
+// then cancels the jobs it runs (each agent's bounded stop), and shuts down (pending calls are
+// failed, not dropped).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "daemon_config.h"
+#include "ddprun/base/files.h"
+#include "ddprun/base/logging.h"
+#include "ddprun/rendezvous/rendezvous_server.h"
+#include "job_service.h"
+#include "job_table.h"
+
+namespace {
+
+// The `ddprun` beside this ddprund, as installed.
+std::string AgentBesideDaemon() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "/usr/bin/ddprun";
+  std::string self(path, static_cast<size_t>(n));
+  return self.substr(0, self.rfind('/') + 1) + "ddprun";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ddprun;
+  auto parsed = ParseDaemonCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  if (auto* help = std::get_if<DaemonHelp>(&parsed)) {
+    std::cout << help->text;
+    return 0;
+  }
+  if (auto* error = std::get_if<DaemonUsageError>(&parsed)) {
+    std::fprintf(stderr, "ddprund: error: %s\n", error->message.c_str());
+    return 2;
+  }
+  const DaemonConfig& config = std::get<DaemonConfig>(parsed);
+  // Writing a job's input after its agent died must fail, not kill the daemon.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  // Block the stop signals before any thread starts, so that every thread inherits the mask and
+  // only sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  if (int error = pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr); error != 0) {
+    std::fprintf(stderr, "ddprund: error: blocking SIGTERM and SIGINT: %s\n", std::strerror(error));
+    return 1;
+  }
+
+  JobTableOptions jobs;
+  jobs.agent_program = config.agent_program.empty() ? AgentBesideDaemon() : config.agent_program;
+  jobs.token_file = config.token_file;
+  jobs.allow_root_jobs = config.allow_root_jobs;
+  JobTable job_table(jobs);
+  JobService job_service(job_table, config.token);
+
+  RendezvousServerOptions options;
+  options.more_services = {&job_service};
+  options.bind_host = config.bind;
+  options.port = config.port;
+  options.token = config.token;
+  options.tls_cert_pem = config.tls_cert_pem;
+  options.tls_key_pem = config.tls_key_pem;
+  options.tls_client_ca_pem = config.tls_ca_pem;
+  auto server = RendezvousServer::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "ddprund: error: %s\n", server.status().message().c_str());
+    return 1;
+  }
+  const int port = server.value()->port();
+  if (!config.port_file.empty()) {
+    if (Status written = WriteFileAtomically(config.port_file, std::to_string(port) + "\n");
+        !written.ok()) {
+      std::fprintf(stderr, "ddprund: error: --port-file: %s\n", written.message().c_str());
+      return 1;
+    }
+  }
+  std::printf("ddprund listening on %s:%d\n", config.bind.c_str(), port);
+  if (std::fflush(stdout) != 0) {
+    // Whoever waits for that line will not see it; the server still serves.
+    const int error = errno;
+    GetLogger("rendezvous")
+        ->warn("{}", ErrnoError("writing the listening line to stdout", error).message());
+  }
+
+  int signal_number = 0;
+  if (int error = sigwait(&stop_signals, &signal_number); error != 0) {
+    std::fprintf(stderr, "ddprund: error: waiting for SIGTERM or SIGINT: %s; shutting down\n",
+                 std::strerror(error));
+    server.value()->Shutdown();
+    return 1;
+  }
+  GetLogger("rendezvous")->info("received signal {}; shutting down", signal_number);
+  job_table.CancelAll();
+  server.value()->Shutdown();
+  return 0;
+}

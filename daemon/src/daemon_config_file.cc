@@ -1,0 +1,123 @@
+// ddprund's configuration file; see daemon_config_file.h.
+#include "daemon_config_file.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ddprun/base/files.h"
+#include "ddprun/base/ipv4.h"
+#include "ddprun/base/parsing.h"
+#include "ddprun/base/security_files.h"
+
+namespace ddprun {
+namespace {
+
+// A configuration file is a few lines; a larger one is not one (or is /dev/zero).
+constexpr size_t kMaxConfigFileBytes = 1 << 20;
+
+// What each key accepts: checks the value and stores it; an error message otherwise.
+using KeyParser = std::function<std::string(const std::string& value, DaemonFileSettings&)>;
+
+std::string ParsePort(const std::string& value, DaemonFileSettings& settings) {
+  const auto port = ParseInteger<int>(value, 0, 65535);
+  if (!port) return "'" + value + "' is not a port number from 0 to 65535";
+  settings.port = *port;
+  return "";
+}
+
+std::string ParseAllowRootJobs(const std::string& value, DaemonFileSettings& settings) {
+  if (value != "true" && value != "false") return "'" + value + "' is neither true nor false";
+  settings.allow_root_jobs = value == "true";
+  return "";
+}
+
+std::string ParseAgentProgram(const std::string& value, DaemonFileSettings& settings) {
+  if (value[0] != '/') return "'" + value + "' is not an absolute path";
+  settings.agent_program = value;
+  return "";
+}
+
+std::string ParseBind(const std::string& value, DaemonFileSettings& settings) {
+  if (value != "localhost" && !IsIpv4Address(value)) {
+    return "'" + value + "' is not an IPv4 address such as 0.0.0.0 or 127.0.0.1";
+  }
+  settings.bind = value;
+  return "";
+}
+
+// A file the daemon must read at start: read now, so that the error points at this line.
+KeyParser ReadableFile(std::optional<std::string> DaemonFileSettings::*field,
+                       const std::function<Status(const std::string&)>& check) {
+  return [field, check](const std::string& value, DaemonFileSettings& settings) -> std::string {
+    if (Status s = check(value); !s.ok()) return s.message();
+    settings.*field = value;
+    return "";
+  };
+}
+
+Status CheckPem(const std::string& path) { return ReadPemFile("the file", path).status(); }
+
+const std::map<std::string, KeyParser>& Keys() {
+  static const std::map<std::string, KeyParser> keys = {
+      {"agent_program", ParseAgentProgram},
+      {"allow_root_jobs", ParseAllowRootJobs},
+      {"bind", ParseBind},
+      {"port", ParsePort},
+      {"port_file",
+       [](const std::string& value, DaemonFileSettings& settings) {
+         settings.port_file = value;
+         return std::string();
+       }},
+      {"token_file",
+       ReadableFile(&DaemonFileSettings::token_file,
+                    [](const std::string& path) { return ReadTokenFile(path).status(); })},
+      {"tls_cert", ReadableFile(&DaemonFileSettings::tls_cert, CheckPem)},
+      {"tls_key", ReadableFile(&DaemonFileSettings::tls_key, CheckPem)},
+      {"tls_ca", ReadableFile(&DaemonFileSettings::tls_ca, CheckPem)},
+  };
+  return keys;
+}
+
+std::string KnownKeys() {
+  std::string list;
+  for (const auto& [key, parser] : Keys()) list += (list.empty() ? "" : ", ") + key;
+  return list;
+}
+
+}  // namespace
+
+Result<DaemonFileSettings> ReadDaemonConfigFile(const std::string& path) {
+  auto text = ReadUserFile("the configuration file", path, kMaxConfigFileBytes);
+  if (!text.ok()) return text.status();
+  std::istringstream in(*text);
+  DaemonFileSettings settings;
+  std::set<std::string> seen;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number) + ": ";
+    const std::string content = Trim(line.substr(0, line.find('#')));
+    if (content.empty()) continue;
+    const size_t equals = content.find('=');
+    if (equals == std::string::npos) {
+      return InvalidArgumentError(where + "expected 'key = value', not '" + content + "'");
+    }
+    const std::string key = Trim(content.substr(0, equals));
+    const std::string value = Trim(content.substr(equals + 1));
+    auto parser = Keys().find(key);
+    if (parser == Keys().end()) {
+      return InvalidArgumentError(where + "unknown key '" + key + "' (known: " + KnownKeys() + ")");
+    }
+    if (!seen.insert(key).second) {
+      return InvalidArgumentError(where + key + ": given twice; keep one line");
+    }
+    if (value.empty()) return InvalidArgumentError(where + key + ": no value");
+    if (std::string error = parser->second(value, settings); !error.empty()) {
+      return InvalidArgumentError(where + key + ": " + error);
+    }
+  }
+  return settings;
+}
+
+}  // namespace ddprun

@@ -1,0 +1,33 @@
+// SubmitRequest: a job for the daemons of many hosts (`ddprun --hosts=... PROGRAM`), parsed and
+// validated on the submitting machine. What each host's daemon is asked to run: the node agent
+// with agent_args, the program, in working_dir, with environment set.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ddprun/agent/program_resolution.h"
+#include "ddprun/base/client_security.h"
+
+namespace ddprun {
+
+struct SubmitRequest {
+  // The daemons, "host:port" (the port 29400 when not given), in the order given; the first
+  // serves the job's rendezvous unless --rdzv_endpoint names another.
+  std::vector<std::string> hosts;
+  std::string job_id;                   // --rdzv_id, or a random one
+  std::vector<std::string> agent_args;  // the node agent's options (no program, no token)
+  std::vector<std::string> program;     // the program and its arguments, as typed
+  ProgramMode program_mode = ProgramMode::kAsTyped;    // -m, --no_python, --run_path
+  std::chrono::milliseconds shutdown_timeout{30'000};  // the agents' --shutdown_timeout
+  std::string working_dir;                             // the submitter's
+  std::map<std::string, std::string> environment;      // what travels (--export)
+  bool detach = false;                                 // print the job id and return once it runs
+  bool forward_input = false;  // stdin to global rank 0 (--stdin=0, stdin forwardable)
+  std::string rendezvous;      // "host:port" of the job's rendezvous
+  ClientSecurity security;     // how to reach the daemons
+};
+
+}  // namespace ddprun

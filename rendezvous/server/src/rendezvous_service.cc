@@ -1,0 +1,200 @@
+// RendezvousService; see rendezvous_service.h.
+#include "rendezvous_service.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "ddprun/base/logging.h"
+#include "ddprun/rendezvous/call_authentication.h"
+#include "ddprun/rendezvous/grpc_status.h"
+#include "ddprun/rendezvous/proto_conversions.h"
+#include "session_reactor.h"
+
+namespace ddprun {
+namespace {
+
+constexpr int64_t kMaxWaitMs = 24LL * 3600 * 1000;
+
+StoreScopeKey ScopeOf(const v1::StoreScope& scope) { return {scope.job_id(), scope.round()}; }
+
+grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+}  // namespace
+
+// A pending Wait. Exactly one of three things finishes it: the store's ready callback, the
+// deadline timer, or the client's cancellation. KeyValueStore::CancelWait arbitrates: the timer
+// and the cancellation may call Finish only after they removed the waiter themselves.
+// The timer is touched only on the timer thread (asio timers are not thread-safe).
+class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
+ public:
+  WaitReactor(KeyValueStore& store, boost::asio::io_context& timers)
+      : store_(store), state_(std::make_shared<State>(timers)) {}
+
+  void Start(const v1::WaitRequest& request) {
+    if (request.timeout_ms() <= 0 || request.timeout_ms() > kMaxWaitMs) {
+      Finish({grpc::StatusCode::INVALID_ARGUMENT, "wait timeout_ms must be in (0, " +
+                                                      std::to_string(kMaxWaitMs) + "], not " +
+                                                      std::to_string(request.timeout_ms())});
+      return;
+    }
+    std::vector<std::string> keys(request.keys().begin(), request.keys().end());
+    auto state = state_;
+    KeyValueStore& store = store_;
+    auto waiter = store.WaitAsync(ScopeOf(request.scope()), keys, [this, state] {
+      state->done = true;
+      boost::asio::post(state->timer.get_executor(), [state] { state->timer.cancel(); });
+      Finish(grpc::Status::OK);
+    });
+    if (!waiter.ok()) {
+      Finish(ToGrpcStatus(waiter.status()));
+      return;
+    }
+    // From here on the ready callback may have finished (and deleted) this reactor: use only
+    // copies of what is needed.
+    state->waiter_id = waiter.value();
+    auto timeout = std::chrono::milliseconds(request.timeout_ms());
+    std::string description = "wait for " + std::to_string(keys.size()) +
+                              " key(s) timed out after " + std::to_string(timeout.count()) + " ms";
+    boost::asio::post(state->timer.get_executor(), [this, state, timeout, description, &store] {
+      if (state->done) return;
+      state->timer.expires_after(timeout);
+      state->timer.async_wait(
+          [this, state, description, &store](const boost::system::error_code& error) {
+            if (error) return;  // cancelled: the wait completed
+            if (store.CancelWait(state->waiter_id)) {
+              Finish({grpc::StatusCode::DEADLINE_EXCEEDED, description});
+            }
+          });
+    });
+  }
+
+  void OnCancel() override {
+    const auto id = state_->waiter_id.load();
+    if (id != 0 && store_.CancelWait(id)) {
+      state_->done = true;
+      boost::asio::post(state_->timer.get_executor(), [state = state_] { state->timer.cancel(); });
+      Finish({grpc::StatusCode::CANCELLED, "wait cancelled by the client"});
+    }
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  struct State {
+    explicit State(boost::asio::io_context& timers) : timer(timers) {}
+    boost::asio::steady_timer timer;
+    std::atomic<KeyValueStore::WaiterId> waiter_id{0};
+    std::atomic<bool> done{false};
+  };
+
+  KeyValueStore& store_;
+  std::shared_ptr<State> state_;
+};
+
+RendezvousService::RendezvousService(KeyValueStore& store, std::string token,
+                                     SteadyTimeSource& time)
+    : store_(store), token_(std::move(token)), time_(time) {
+  time_.OnStep([this] { ScheduleTick(); });
+}
+
+RendezvousService::~RendezvousService() {
+  time_.OnStep({});  // waits for a step's call in progress
+  if (!timers_) return;
+  timers_->work.reset();
+  timers_->io.stop();
+  timers_->thread.join();
+}
+
+RendezvousService::Timers& RendezvousService::timers() {
+  std::call_once(timers_started_, [this] { timers_ = std::make_unique<Timers>(); });
+  return *timers_;
+}
+
+grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* context) const {
+  return AuthenticateCall(*context, token_);
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* context,
+                                                 const v1::SetRequest* request, v1::SetResponse*) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  return Finish(context, ToGrpcStatus(store_.Set(ScopeOf(request->scope()), request->key(),
+                                                 request->value())));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Get(grpc::CallbackServerContext* context,
+                                                 const v1::GetRequest* request,
+                                                 v1::GetResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto value = store_.Get(ScopeOf(request->scope()), request->key());
+  if (value.ok()) response->set_value(std::move(value).value());
+  return Finish(context, ToGrpcStatus(value.status()));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* context,
+                                                  const v1::WaitRequest* request,
+                                                  v1::WaitResponse*) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto* reactor = new WaitReactor(store_, timers().io);
+  reactor->Start(*request);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Add(grpc::CallbackServerContext* context,
+                                                 const v1::AddRequest* request,
+                                                 v1::AddResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto sum = store_.Add(ScopeOf(request->scope()), request->key(), request->delta());
+  if (sum.ok()) response->set_value(sum.value());
+  return Finish(context, ToGrpcStatus(sum.status()));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::CompareSet(grpc::CallbackServerContext* context,
+                                                        const v1::CompareSetRequest* request,
+                                                        v1::CompareSetResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto outcome = store_.CompareSet(ScopeOf(request->scope()), request->key(), request->expected(),
+                                   request->desired());
+  if (outcome.ok()) {
+    response->set_value(outcome->value);
+    response->set_swapped(outcome->swapped);
+  }
+  return Finish(context, ToGrpcStatus(outcome.status()));
+}
+
+grpc::ServerUnaryReactor* RendezvousService::Delete(grpc::CallbackServerContext* context,
+                                                    const v1::DeleteRequest* request,
+                                                    v1::DeleteResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  response->set_deleted(store_.Delete(ScopeOf(request->scope()), request->key()));
+  return Finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerContext* context,
+                                                          const v1::DescribeJobsRequest* request,
+                                                          v1::DescribeJobsResponse* response) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto jobs = registry_.Snapshot(request->job_id(), time_.Now());
+  if (jobs.ok()) {
+    for (const JobSnapshot& job : jobs.value()) ToProto(job, *response->add_jobs());
+  }
+  return Finish(context, ToGrpcStatus(jobs.status()));
+}
+
+bool RendezvousService::Idle() const {
+  {
+    MutexLock lock(sessions_mu_);
+    if (!sessions_.empty()) return false;
+  }
+  return registry_.AllEnded();
+}
+
+void RendezvousService::SetChangeCallback(std::function<void()> on_change) {
+  MutexLock lock(change_mu_);
+  on_change_ = std::move(on_change);
+}
+
+}  // namespace ddprun

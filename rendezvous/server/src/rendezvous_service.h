@@ -1,0 +1,107 @@
+// RendezvousService: the gRPC callback-API adapter over KeyValueStore and JobRegistry. It
+// authenticates each call, converts messages, routes round events to the agents' Session
+// streams, and owns the deadlines (pending waits, rounds) on one timer thread. It holds no
+// rendezvous logic of its own. Rounds read the time from a SteadyTimeSource: under a stepped
+// one (tests) a round's deadlines pass when the time is advanced, not on a real timer.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "ddprun/base/steady_time_source.h"
+#include "ddprun/base/thread_annotations.h"
+#include "ddprun/rendezvous/key_value_store.h"
+#include "ddprun/v1/rendezvous.grpc.pb.h"
+#include "job_registry.h"
+
+namespace ddprun {
+
+class RendezvousService final : public v1::Rendezvous::CallbackService {
+ public:
+  // `token` empty: calls are not authenticated. `time` must outlive the service.
+  RendezvousService(KeyValueStore& store, std::string token, SteadyTimeSource& time);
+  ~RendezvousService() override;
+
+  grpc::ServerUnaryReactor* Set(grpc::CallbackServerContext* context, const v1::SetRequest* request,
+                                v1::SetResponse* response) override;
+  grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context, const v1::GetRequest* request,
+                                v1::GetResponse* response) override;
+  grpc::ServerUnaryReactor* Wait(grpc::CallbackServerContext* context,
+                                 const v1::WaitRequest* request,
+                                 v1::WaitResponse* response) override;
+  grpc::ServerUnaryReactor* Add(grpc::CallbackServerContext* context, const v1::AddRequest* request,
+                                v1::AddResponse* response) override;
+  grpc::ServerUnaryReactor* CompareSet(grpc::CallbackServerContext* context,
+                                       const v1::CompareSetRequest* request,
+                                       v1::CompareSetResponse* response) override;
+  grpc::ServerUnaryReactor* Delete(grpc::CallbackServerContext* context,
+                                   const v1::DeleteRequest* request,
+                                   v1::DeleteResponse* response) override;
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent>* Session(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* DescribeJobs(grpc::CallbackServerContext* context,
+                                         const v1::DescribeJobsRequest* request,
+                                         v1::DescribeJobsResponse* response) override;
+
+  // No agent is connected and every job has ended (or there is none).
+  bool Idle() const;
+  // Called, on a gRPC thread, after a session ends or events were delivered: a moment when Idle()
+  // may have become true. Must not block.
+  void SetChangeCallback(std::function<void()> on_change);
+
+ private:
+  class WaitReactor;
+  class SessionReactor;
+  using SessionKey = std::pair<std::string, std::string>;  // job id, node id
+
+  // Applies one message of a session; a non-OK status ends the stream with it.
+  grpc::Status OnAgentMessage(SessionReactor& session, const v1::AgentMessage& message);
+  // Sends each event to its node's session, if it has one, then calls on_change_. Without
+  // events it takes no lock of the sessions: a round's delivery holds that lock while it writes
+  // to every node (a second at tens of thousands), and the messages that come in meanwhile (the
+  // joins its restarts cause) must not stall on it the threads gRPC has for completions.
+  void Deliver(const std::vector<RoutedEvent>& events);
+  void NotifyChange() EXCLUDES(change_mu_);
+  // Re-arms the round timer for the registry's next deadline.
+  void ScheduleTick();
+  void Register(const SessionKey& key, SessionReactor* session);
+  void Unregister(const SessionKey& key, SessionReactor* session);
+
+  // OK, or UNAUTHENTICATED (logged) when the call lacks the server's token.
+  grpc::Status Authenticate(grpc::CallbackServerContext* context) const;
+
+  KeyValueStore& store_;
+  const std::string token_;
+  SteadyTimeSource& time_;
+  JobRegistry registry_;
+  mutable Mutex sessions_mu_;
+  std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);
+  mutable Mutex change_mu_;
+  std::function<void()> on_change_ GUARDED_BY(change_mu_);
+  // The deadlines' io_context and thread (pending waits, rounds), started by the first call
+  // that needs them: a launcher whose workers never use the store starts no thread for it.
+  struct Timers;
+  Timers& timers();
+  std::once_flag timers_started_;
+  std::unique_ptr<Timers> timers_;        // set once, under timers_started_
+  std::atomic<bool> tick_queued_{false};  // a ScheduleTick is posted and has not run yet
+};
+
+struct RendezvousService::Timers {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{
+      boost::asio::make_work_guard(io)};
+  boost::asio::steady_timer round_timer{io};  // used on the timer thread only
+  std::thread thread{[this] { io.run(); }};
+};
+
+}  // namespace ddprun
