@@ -3,9 +3,6 @@
 
 #include <signal.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "ddprun/base/logging.h"
 #include "ddprun/base/process_spawn.h"
 
@@ -45,15 +42,14 @@ void GroupStop::SignalAlive(int signal_number) {
   if (!alive_) return;
   for (pid_t pid : alive_()) {
     // Each worker leads its own process group: the signal reaches what it started too.
-    if (::kill(-pid, signal_number) != 0 && errno != ESRCH) {
-      GetLogger("agent")->error("cannot send {} to worker pid {}: {}", SignalName(signal_number),
-                                pid, std::strerror(errno));
+    if (Status s = processes_.SignalGroup(pid, signal_number); !s.ok()) {
+      GetLogger("agent")->error("worker pid {}: {}", pid, s.message());
     }
     // A stopped process (SIGSTOP, a debugger, Ctrl-Z) holds a catchable signal until continued:
     // SIGCONT after it, as systemd does, so a stopped worker ends within its grace too.
-    if (signal_number != SIGKILL && ::kill(-pid, SIGCONT) != 0 && errno != ESRCH) {
-      GetLogger("agent")->error("cannot send SIGCONT to worker pid {}: {}", pid,
-                                std::strerror(errno));
+    if (signal_number == SIGKILL) continue;
+    if (Status s = processes_.SignalGroup(pid, SIGCONT); !s.ok()) {
+      GetLogger("agent")->error("worker pid {}: {}", pid, s.message());
     }
   }
 }

@@ -16,6 +16,8 @@
 #include <functional>
 #include <vector>
 
+#include "ddprun/agent/worker_processes.h"
+
 namespace ddprun {
 
 class GroupStop {
@@ -25,9 +27,13 @@ class GroupStop {
   // Called once with the workers still alive kill_timeout after SIGKILL; they count as gone.
   using Abandon = std::function<void(const std::vector<pid_t>& survivors)>;
 
-  GroupStop(boost::asio::io_context& io, std::chrono::milliseconds shutdown_timeout,
-            std::chrono::milliseconds kill_timeout)
-      : timer_(io), shutdown_timeout_(shutdown_timeout), kill_timeout_(kill_timeout) {}
+  // Signals go through `processes`, which outlives this.
+  GroupStop(boost::asio::io_context& io, WorkerProcesses& processes,
+            std::chrono::milliseconds shutdown_timeout, std::chrono::milliseconds kill_timeout)
+      : timer_(io),
+        processes_(processes),
+        shutdown_timeout_(shutdown_timeout),
+        kill_timeout_(kill_timeout) {}
 
   // Sends `signal_number` to every live worker's process group now and arms the SIGKILL and
   // abandon deadlines. A Begin while a stop runs starts over with the new signal.
@@ -43,6 +49,7 @@ class GroupStop {
   void SignalAlive(int signal_number);
 
   boost::asio::steady_timer timer_;
+  WorkerProcesses& processes_;
   const std::chrono::milliseconds shutdown_timeout_;
   const std::chrono::milliseconds kill_timeout_;
   AliveWorkers alive_;

@@ -8,7 +8,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -50,11 +49,12 @@ struct WorkerGroupSupervisor::Impl {
       : io(io_context),
         options(std::move(supervisor_options)),
         coordinator(*options.coordinator),
+        processes(options.processes != nullptr ? *options.processes : SystemWorkerProcesses()),
         children(io, SIGCHLD),
         stop_signals(io, SIGINT, SIGTERM, SIGHUP),
         forwarded_signals(io, SIGUSR1, SIGUSR2),
         output_router(io, options.output),
-        group_stop(io, options.shutdown_timeout, options.kill_timeout),
+        group_stop(io, processes, options.shutdown_timeout, options.kill_timeout),
         window_changes(io),
         progress_monitor(options.hang.output_is_progress),
         progress_timer(io),
@@ -71,6 +71,7 @@ struct WorkerGroupSupervisor::Impl {
   boost::asio::io_context& io;
   SupervisorOptions options;
   RoundCoordinator& coordinator;
+  WorkerProcesses& processes;
   boost::asio::signal_set children;
   boost::asio::signal_set stop_signals;
   boost::asio::signal_set forwarded_signals;  // passed to every worker; the job runs on
@@ -353,9 +354,8 @@ struct WorkerGroupSupervisor::Impl {
       const std::vector<pid_t> pids = AlivePids();
       log->info("forwarding {} to {} worker(s)", SignalName(signal_number), pids.size());
       for (pid_t pid : pids) {
-        if (::kill(-pid, signal_number) != 0 && errno != ESRCH) {
-          log->error("cannot send {} to worker pid {}: {}", SignalName(signal_number), pid,
-                     std::strerror(errno));
+        if (Status s = processes.SignalGroup(pid, signal_number); !s.ok()) {
+          log->error("worker pid {}: {}", pid, s.message());
         }
       }
       if (state.phase != Phase::kDone) WatchForwardedSignals();
@@ -415,7 +415,7 @@ struct WorkerGroupSupervisor::Impl {
               round.first_global_rank, round.first_global_rank + options.nproc - 1,
               round.world_size);
     // Each worker starts as soon as it is ready, and execs while the next is made ready.
-    WorkerSpawner spawner;
+    std::unique_ptr<WorkerStartBatch> batch = processes.StartBatch();
     std::vector<SpawnOptions> spawned_as(workers.size());
     for (int local_rank = 0; local_rank < options.nproc; ++local_rank) {
       Worker& worker = workers[static_cast<size_t>(local_rank)];
@@ -429,9 +429,9 @@ struct WorkerGroupSupervisor::Impl {
       }
       spawned_as[static_cast<size_t>(local_rank)] = request.options;
       if (forker != nullptr) request.forker = warm_starts->ForWorker(forker, request.envp);
-      spawner.Add(std::move(request));
+      batch->Add(std::move(request));
     }
-    std::vector<Result<SpawnedWorker>> spawned = spawner.Finish();
+    std::vector<Result<SpawnedWorker>> spawned = batch->Finish();
     if (warm_starts) warm_starts->AfterAttempt();
     timeline::Note("workers started:", static_cast<long>(spawned.size()));
     for (size_t i = 0; i < spawned.size(); ++i) {
@@ -510,22 +510,16 @@ struct WorkerGroupSupervisor::Impl {
   void ReapChildren() {
     for (auto& worker : workers) {
       if (!worker.alive) continue;
-      int wait_status = 0;
-      pid_t reaped;
-      do {
-        reaped = ::waitpid(worker.pid, &wait_status, WNOHANG);
-      } while (reaped < 0 && errno == EINTR);
-      if (reaped == worker.pid) {
-        OnWorkerExit(worker, wait_status);
-        if (state.phase == Phase::kDone) return;
-      } else if (reaped < 0) {
+      Result<std::optional<int>> reaped = processes.Reap(worker.pid);
+      if (!reaped.ok()) {
         // ECHILD: someone else reaped it (waitpid(-1) elsewhere in the process). Its status is
         // lost; count it as a failure rather than wait for it forever.
-        log->error("cannot wait for worker pid {}: {}; counting it as failed", worker.pid,
-                   std::strerror(errno));
+        log->error("{}; counting it as failed", reaped.status().message());
         OnWorkerExit(worker, W_EXITCODE(1, 0));
-        if (state.phase == Phase::kDone) return;
+      } else if (reaped->has_value()) {
+        OnWorkerExit(worker, **reaped);
       }
+      if (state.phase == Phase::kDone) return;
     }
   }
 

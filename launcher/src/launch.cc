@@ -17,6 +17,7 @@
 #include "ddprun/agent/worker_group_supervisor.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/parsing.h"
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/timeline.h"
 #include "ddprun/base/version.h"
 #include "ddprun/rendezvous/grpc_logging.h"
@@ -137,59 +138,74 @@ void SetUpTerminalsAndInput(const LaunchConfig& config, SupervisorOptions& optio
   }
 }
 
-}  // namespace
+// Nothing the job starts outlives it: orphans become this process's children, and where a
+// cgroup can be made the workers run in it. Made first: its guardian is forked before any thread
+// starts.
+struct Containment {
+  std::unique_ptr<JobCgroup> cgroup;         // null where none could be made
+  std::unique_ptr<LeftoverSweep> leftovers;  // over the cgroup, or the subreaper's children
+};
 
-int Launch(const LaunchConfig& config) {
-  auto log = GetLogger("launcher");
-  // A closed console must not kill the agent; output errors are ignored instead.
-  ::signal(SIGPIPE, SIG_IGN);
-
-  // Nothing the job starts outlives it: orphans become this process's children, and where a
-  // cgroup can be made the workers run in it. Made first: its guardian is forked before any
-  // thread starts.
-  if (Status s = BecomeChildSubreaper(); !s.ok()) log->debug("{}", s.message());
-  std::unique_ptr<JobCgroup> cgroup = MakeJobCgroup();
-  timeline::Note(cgroup ? "the job's cgroup is ready" : "no cgroup for the job");
+Containment ContainTheJob(const LaunchConfig& config) {
+  if (Status s = BecomeChildSubreaper(); !s.ok()) GetLogger("launcher")->debug("{}", s.message());
+  Containment containment;
+  containment.cgroup = MakeJobCgroup();
+  timeline::Note(containment.cgroup ? "the job's cgroup is ready" : "no cgroup for the job");
   std::vector<pid_t> spared;
-  if (cgroup) spared = cgroup->own_children();
-  const LeftoverSweep leftovers(cgroup.get(), spared, config.shutdown_timeout,
-                                SupervisorOptions().kill_timeout);
+  if (containment.cgroup) spared = containment.cgroup->own_children();
+  containment.leftovers = std::make_unique<LeftoverSweep>(
+      containment.cgroup.get(), spared, config.shutdown_timeout, SupervisorOptions().kill_timeout);
+  return containment;
+}
 
-  std::optional<TemporaryDirectory> temporary_logs;
-  std::string log_dir;
+// Where the run's files go: --log_dir, or a temporary directory removed after a successful run.
+struct RunLogs {
+  std::optional<TemporaryDirectory> temporary;
+  std::string dir;
+};
+
+Result<RunLogs> OpenRunLogs(const LaunchConfig& config) {
+  RunLogs logs;
   if (config.log_dir) {
-    log_dir = *config.log_dir;
-  } else {
-    auto created = TemporaryDirectory::Create();
-    if (!created.ok()) {
-      std::fprintf(stderr, "ddprun: error: %s\n", created.status().message().c_str());
-      return 1;
-    }
-    temporary_logs.emplace(std::move(created).value());
-    log_dir = temporary_logs->path();
-    // Holding only error files, it is removed when the run succeeds. Logs the user asked for
-    // are kept, as torchrun keeps them.
-    if (config.redirects.Any() || config.tee.Any()) {
-      temporary_logs->Keep();
-      std::fprintf(stderr, "ddprun: worker logs go to %s (choose the place with --log_dir)\n",
-                   log_dir.c_str());
-    }
+    logs.dir = *config.log_dir;
+    return logs;
   }
+  ASSIGN_OR_RETURN(TemporaryDirectory created, TemporaryDirectory::Create());
+  logs.temporary.emplace(std::move(created));
+  logs.dir = logs.temporary->path();
+  // Holding only error files, it is removed when the run succeeds. Logs the user asked for are
+  // kept, as torchrun keeps them.
+  if (config.redirects.Any() || config.tee.Any()) {
+    logs.temporary->Keep();
+    std::fprintf(stderr, "ddprun: worker logs go to %s (choose the place with --log_dir)\n",
+                 logs.dir.c_str());
+  }
+  return logs;
+}
 
-  boost::asio::io_context io;
-  JobEnvironment job;
-  job.role = config.role;
-  job.run_id = config.run_id;
-  job.max_restarts = config.max_restarts;
-  job.virtual_local_rank = config.virtual_local_rank;
+// The layout of the run's files under the log directory. A temporary directory that receives
+// only error and progress files is flat (one directory).
+Result<RunLogLayout> LayOutRunLogs(const LaunchConfig& config, const RunLogs& logs) {
+  const bool flat = logs.temporary && !config.redirects.Any() && !config.tee.Any() &&
+                    !config.rdzv_settings.hang.samples_progress();
+  if (flat) return RunLogLayout::Flat(logs.dir);
+  ASSIGN_OR_RETURN(RunLogLayout layout, RunLogLayout::Claim(logs.dir, config.run_id));
+  if (layout.renamed()) {
+    std::fprintf(stderr, "ddprun: %s/%s holds an earlier run's logs; this run's go to %s\n",
+                 logs.dir.c_str(), config.run_id.c_str(), layout.run_dir().c_str());
+  }
+  return layout;
+}
 
+// The program, its label, its output and what the flags say of stopping and hangs.
+SupervisorOptions WorkerOptionsOf(const LaunchConfig& config) {
   SupervisorOptions options;
   options.nproc = config.nproc_per_node;
   options.worker_argv = config.worker_argv;
   options.python_preload = config.python_preload;
   options.program_label = ProgramLabel(config);
   if (!config.scheduler.empty()) {
-    log->info("{}", config.scheduler_banner);
+    GetLogger("launcher")->info("{}", config.scheduler_banner);
     options.program_label += " [" + config.scheduler + "]";  // the failure report says where
   }
   // Set by ddprund for the agents of a job submitted with --hosts (docs/environment.md).
@@ -202,59 +218,43 @@ int Launch(const LaunchConfig& config) {
     options.output.line_prefix_template = prefix_template;
   }
   options.output.role = config.role;
-  if (config.numa_binding) {
-    auto bindings = BindNodeWorkers(*config.numa_binding, config.nproc_per_node);
-    if (!bindings.ok()) {
-      std::fprintf(stderr, "ddprun: error: --numa_binding=%s: %s\n",
-                   NumaBindingName(*config.numa_binding), bindings.status().message().c_str());
-      return kUsageExit;
-    }
-    for (size_t local_rank = 0; local_rank < bindings->size(); ++local_rank) {
-      log->info("local rank {}: {}", local_rank, (*bindings)[local_rank].Describe());
-    }
-    options.bindings = std::move(bindings).value();
-  }
-  // A temporary directory that receives only error and progress files is flat (one directory).
-  const bool flat_logs = temporary_logs && !config.redirects.Any() && !config.tee.Any() &&
-                         !config.rdzv_settings.hang.samples_progress();
-  auto layout = flat_logs ? Result<RunLogLayout>(RunLogLayout::Flat(log_dir))
-                          : RunLogLayout::Claim(log_dir, config.run_id);
-  if (!layout.ok()) {
-    std::fprintf(stderr, "ddprun: error: %s\n", layout.status().message().c_str());
-    return 1;
-  }
-  if (layout->renamed()) {
-    std::fprintf(stderr, "ddprun: %s/%s holds an earlier run's logs; this run's go to %s\n",
-                 log_dir.c_str(), config.run_id.c_str(), layout->run_dir().c_str());
-  }
-  options.log_layout = std::move(layout).value();
-  timeline::Note("the log directory is ready");
   options.shutdown_timeout = config.shutdown_timeout;
   options.hang = config.rdzv_settings.hang;
-  if (cgroup) options.spawn.cgroup_fd = cgroup->dir_fd();
-  SetUpTerminalsAndInput(config, options);
-  options.end_leftovers = [&leftovers](const std::vector<pid_t>& running_workers) {
-    leftovers.EndAll(running_workers);
-  };
+  return options;
+}
 
-  // Single node: an embedded store and a MASTER_PORT of our own; the node decides restarts.
-  // Multi-node: the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank
-  // 0's.
-  auto set_up =
-      config.multi_node ? SetUpMultiNode(config, io, job) : SetUpSingleNode(config, io, job);
-  if (!set_up.ok()) {
-    std::fprintf(stderr, "ddprun: error: %s\n", set_up.status().message().c_str());
-    return set_up.status().code() == StatusCode::kInvalidArgument && !config.multi_node ? kUsageExit
-                                                                                        : 1;
+// --numa_binding: each local rank's CPUs and memory node, read from this machine.
+Status BindWorkers(const LaunchConfig& config, SupervisorOptions& options) {
+  if (!config.numa_binding) return Status::Ok();
+  auto bindings = BindNodeWorkers(*config.numa_binding, config.nproc_per_node);
+  if (!bindings.ok()) {
+    return InvalidArgumentError(std::string("--numa_binding=") +
+                                NumaBindingName(*config.numa_binding) + ": " +
+                                bindings.status().message());
   }
-  NodeSetup node = std::move(set_up).value();
-  timeline::Note(config.multi_node ? "joined the rendezvous" : "the store listens");
-  options.host = node.host;
-  options.coordinator = node.coordinator.get();
-  const EnvironmentMap inherited = CurrentEnvironment();
-  options.environment = [&inherited, job](const WorkerPlacement& placement,
-                                          const NodeAssignment& round,
-                                          const std::string& error_file) {
+  for (size_t local_rank = 0; local_rank < bindings->size(); ++local_rank) {
+    GetLogger("launcher")
+        ->info("local rank {}: {}", local_rank, (*bindings)[local_rank].Describe());
+  }
+  options.bindings = std::move(bindings).value();
+  return Status::Ok();
+}
+
+// What every worker of the job shares; the round's part is added per round.
+JobEnvironment JobEnvironmentOf(const LaunchConfig& config) {
+  JobEnvironment job;
+  job.role = config.role;
+  job.run_id = config.run_id;
+  job.max_restarts = config.max_restarts;
+  job.virtual_local_rank = config.virtual_local_rank;
+  return job;
+}
+
+// Each worker's environment: this process's, with the contract of its round and place over it.
+auto WorkerEnvironments(EnvironmentMap inherited, JobEnvironment job) {
+  return [inherited = std::move(inherited), job = std::move(job)](const WorkerPlacement& placement,
+                                                                  const NodeAssignment& round,
+                                                                  const std::string& error_file) {
     JobEnvironment round_job = job;
     round_job.master_addr = round.master_addr;
     round_job.master_port = round.master_port;
@@ -262,46 +262,105 @@ int Launch(const LaunchConfig& config) {
     round_job.round = round.round;
     return BuildWorkerEnvironment(inherited, round_job, placement, error_file);
   };
+}
 
+struct RunOutcome {
   int status = 0;
-  bool interrupted = false;
+  bool interrupted = false;  // a stop signal ended it
   bool found_hang = false;
-  {
-    WorkerGroupSupervisor supervisor(io, std::move(options));
-    status = supervisor.Run();
-    interrupted = supervisor.interrupted();
-    found_hang = supervisor.found_hang();
+};
+
+RunOutcome Supervise(boost::asio::io_context& io, SupervisorOptions options) {
+  WorkerGroupSupervisor supervisor(io, std::move(options));
+  RunOutcome outcome;
+  outcome.status = supervisor.Run();
+  outcome.interrupted = supervisor.interrupted();
+  outcome.found_hang = supervisor.found_hang();
+  return outcome;
+}
+
+// A failed run keeps its error files, and says where, under the failure report that points at
+// them; so does a run that hung, even if a restart then succeeded: its stacks are there.
+void KeepLogsOf(const RunOutcome& outcome, RunLogs& logs) {
+  if (!logs.temporary) return;
+  if (outcome.found_hang) {
+    logs.temporary->Keep();
+    std::fprintf(stderr, "ddprun: the hang's stacks are kept in %s\n", logs.dir.c_str());
+  } else if (outcome.status != 0) {
+    logs.temporary->Keep();
+    std::fprintf(stderr, "ddprun: logs kept in %s (choose the place with --log_dir)\n",
+                 logs.dir.c_str());
   }
+}
+
+// The other nodes still need a rendezvous this node serves: after this node left (a signal),
+// until the job ends; after the job ended, until every node has heard it (close_timeout at
+// most).
+void ServeTheOtherNodes(const LaunchConfig& config, RendezvousServer* server, bool interrupted) {
+  if (!config.multi_node || server == nullptr || server->Idle()) return;
+  if (interrupted) {
+    std::fprintf(stderr,
+                 "ddprun: this node left job %s; serving its rendezvous for the other nodes "
+                 "until the job ends (signal again to stop now)\n",
+                 config.run_id.c_str());
+  }
+  ServeUntilIdle(*server,
+                 interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
+}
+
+int Failed(const Status& status, int exit_code) {
+  std::fprintf(stderr, "ddprun: error: %s\n", status.message().c_str());
+  return exit_code;
+}
+
+}  // namespace
+
+int Launch(const LaunchConfig& config) {
+  // A closed console must not kill the agent; output errors are ignored instead.
+  ::signal(SIGPIPE, SIG_IGN);
+  const Containment containment = ContainTheJob(config);
+  auto logs = OpenRunLogs(config);
+  if (!logs.ok()) return Failed(logs.status(), 1);
+
+  SupervisorOptions options = WorkerOptionsOf(config);
+  if (Status s = BindWorkers(config, options); !s.ok()) return Failed(s, kUsageExit);
+  auto layout = LayOutRunLogs(config, *logs);
+  if (!layout.ok()) return Failed(layout.status(), 1);
+  options.log_layout = std::move(layout).value();
+  timeline::Note("the log directory is ready");
+  if (containment.cgroup) options.spawn.cgroup_fd = containment.cgroup->dir_fd();
+  SetUpTerminalsAndInput(config, options);
+  options.end_leftovers = [&containment](const std::vector<pid_t>& running_workers) {
+    containment.leftovers->EndAll(running_workers);
+  };
+
+  // Single node: an embedded store and a MASTER_PORT of our own; the node decides restarts.
+  // Multi-node: the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank
+  // 0's.
+  boost::asio::io_context io;
+  JobEnvironment job = JobEnvironmentOf(config);
+  auto set_up =
+      config.multi_node ? SetUpMultiNode(config, io, job) : SetUpSingleNode(config, io, job);
+  if (!set_up.ok()) {
+    const bool usage = set_up.status().code() == StatusCode::kInvalidArgument && !config.multi_node;
+    return Failed(set_up.status(), usage ? kUsageExit : 1);
+  }
+  NodeSetup node = std::move(set_up).value();
+  timeline::Note(config.multi_node ? "joined the rendezvous" : "the store listens");
+  options.host = node.host;
+  options.coordinator = node.coordinator.get();
+  options.environment = WorkerEnvironments(CurrentEnvironment(), std::move(job));
+
+  const RunOutcome outcome = Supervise(io, std::move(options));
   timeline::Note("the workers' run is over");
   node.coordinator.reset();  // closes this node's session
-  // A failed run keeps its error files, and says where, under the failure report that points
-  // at them; so does a run that hung, even if a restart then succeeded: its stacks are there.
-  if (found_hang && temporary_logs) {
-    temporary_logs->Keep();
-    std::fprintf(stderr, "ddprun: the hang's stacks are kept in %s\n", log_dir.c_str());
-  } else if (status != 0 && temporary_logs) {
-    temporary_logs->Keep();
-    std::fprintf(stderr, "ddprun: logs kept in %s (choose the place with --log_dir)\n",
-                 log_dir.c_str());
-  }
-  RendezvousServer* server = node.server.get();
-  if (config.multi_node && server != nullptr && !server->Idle()) {
-    // The other nodes still need the rendezvous: after this node left (a signal), until the job
-    // ends; after the job ended, until every node has heard it (close_timeout at most).
-    if (interrupted) {
-      std::fprintf(stderr,
-                   "ddprun: this node left job %s; serving its rendezvous for the other nodes "
-                   "until the job ends (signal again to stop now)\n",
-                   config.run_id.c_str());
-    }
-    ServeUntilIdle(*server,
-                   interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
-  }
+  KeepLogsOf(outcome, *logs);
+  ServeTheOtherNodes(config, node.server.get(), outcome.interrupted);
   node.server.reset();
   timeline::Note("the store is shut down");
-  temporary_logs.reset();
+  logs->temporary.reset();
   timeline::Note("the temporary log directory is removed, or kept");
-  return status;
+  return outcome.status;
 }
 
 int LauncherMain(int argc, char** argv) {

@@ -78,7 +78,7 @@ TEST_CASE("a group stop sends the signal, then SIGKILL to a worker that ignores 
   children.running[StartChild("trap '' TERM; echo ready; while :; do sleep 1; done")] = 0;
   children.running[StartChild("echo ready; sleep 30")] = 0;
   boost::asio::io_context io;
-  GroupStop stop(io, 300ms, 5s);
+  GroupStop stop(io, SystemWorkerProcesses(), 300ms, 5s);
   bool abandoned = false;
   stop.Begin(
       SIGTERM, [&] { return children.Alive(); },
@@ -116,7 +116,7 @@ TEST_CASE("a stopped worker gets the signal at once, not SIGKILL after the grace
   siginfo_t info{};
   REQUIRE(::waitid(P_PID, static_cast<id_t>(stopped), &info, WSTOPPED | WNOWAIT) == 0);
   boost::asio::io_context io;
-  GroupStop stop(io, 30s, 5s);  // a grace far beyond the test's own 20 s bound
+  GroupStop stop(io, SystemWorkerProcesses(), 30s, 5s);  // a grace far beyond the test's own 20 s bound
   stop.Begin(
       SIGTERM, [&] { return children.Alive(); }, [](const std::vector<pid_t>&) {});
   RunUntil(io, [&] { return children.Alive().empty(); });
@@ -133,7 +133,7 @@ TEST_CASE(
   // reaps, which signals do not remove).
   const pid_t zombie = StartChild("echo ready");
   boost::asio::io_context io;
-  GroupStop stop(io, 50ms, 100ms);
+  GroupStop stop(io, SystemWorkerProcesses(), 50ms, 100ms);
   std::vector<pid_t> abandoned;
   stop.Begin(
       SIGTERM,

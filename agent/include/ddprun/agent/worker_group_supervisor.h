@@ -28,7 +28,9 @@
 // out. Its other parts are their own classes too: OutputRouter
 // (worker_output_routing.h) sends each stream where the flags say, GroupStop (group_stop.h)
 // stops the group within bounds, and failure_capture.h records a failure as it is seen. It
-// reaps only its own workers (waitpid on each worker's pid, never waitpid(-1)).
+// starts, reaps and signals its workers through WorkerProcesses (worker_processes.h: the system
+// calls, or a test's fake), and reaps only its own (waitpid on each worker's pid, never
+// waitpid(-1)).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -46,6 +48,7 @@
 #include "ddprun/agent/run_log_layout.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/agent/worker_output_routing.h"
+#include "ddprun/agent/worker_processes.h"
 #include "ddprun/base/process_spawn.h"
 
 namespace ddprun {
@@ -91,6 +94,9 @@ struct SupervisorOptions {
   std::function<EnvironmentMap(const WorkerPlacement& placement, const NodeAssignment& round,
                                const std::string& error_file)>
       environment;
+  // How workers are started, reaped and signalled (worker_processes.h); it outlives the
+  // supervisor. Null: the system's.
+  WorkerProcesses* processes = nullptr;
 };
 
 class WorkerGroupSupervisor {
