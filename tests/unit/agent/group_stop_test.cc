@@ -116,7 +116,8 @@ TEST_CASE("a stopped worker gets the signal at once, not SIGKILL after the grace
   siginfo_t info{};
   REQUIRE(::waitid(P_PID, static_cast<id_t>(stopped), &info, WSTOPPED | WNOWAIT) == 0);
   boost::asio::io_context io;
-  GroupStop stop(io, SystemWorkerProcesses(), 30s, 5s);  // a grace far beyond the test's own 20 s bound
+  GroupStop stop(io, SystemWorkerProcesses(), 30s,
+                 5s);  // a grace far beyond the test's own 20 s bound
   stop.Begin(
       SIGTERM, [&] { return children.Alive(); }, [](const std::vector<pid_t>&) {});
   RunUntil(io, [&] { return children.Alive().empty(); });
