@@ -21,9 +21,9 @@
 #include "ddprun/base/worker_environment_contract.h"
 #include "failure_capture.h"
 #include "group_stop.h"
+#include "hang_response.h"
 #include "progress_monitor.h"
 #include "python_hook.h"
-#include "stack_collector.h"
 #include "supervisor_phases.h"
 #include "warm_python_starts.h"
 
@@ -58,6 +58,11 @@ struct WorkerGroupSupervisor::Impl {
         window_changes(io),
         progress_monitor(options.hang.output_is_progress),
         progress_timer(io),
+        hang_response(io, options.host, options.hang.action, options.stacks_timeout,
+                      {[this](std::vector<HungFailure> failed) { OnHangDecided(failed); },
+                       [this] {
+                         if (state.phase == Phase::kStopping) StopGroup(SIGTERM);
+                       }}),
         log(GetLogger("agent")) {
     stop_signals.add(SIGQUIT);
     if (options.input == SupervisorOptions::Input::kRankZero &&
@@ -80,10 +85,8 @@ struct WorkerGroupSupervisor::Impl {
   boost::asio::signal_set window_changes;
   std::unique_ptr<InputForwarder> input_forwarder;  // kRankZero from a terminal, pipe or socket
   ProgressMonitor progress_monitor;
-  boost::asio::steady_timer progress_timer;           // samples progress while hang detection is on
-  std::unique_ptr<StackCollection> stack_collection;  // a hang's evidence being collected
-  bool stop_deferred = false;  // a stop waits for the stack collection to end
-  bool found_hang = false;
+  boost::asio::steady_timer progress_timer;  // samples progress while hang detection is on
+  HangResponse hang_response;                // a hang's stacks, then its failures
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<WarmPythonStarts> warm_starts;  // --python_preload
   bool round_waits_for_preload = false;
@@ -147,7 +150,7 @@ struct WorkerGroupSupervisor::Impl {
   // The running workers' progress, to the coordinator (which looks for a hang and stragglers).
   // Not while a hang's stacks are collected: the debugger holds the workers still.
   void SampleProgress() {
-    if (state.phase != Phase::kRunning || stack_collection) return;
+    if (state.phase != Phase::kRunning || hang_response.collecting()) return;
     const auto now = ProgressMonitor::Clock::now();
     std::vector<RankProgress> ranks;
     for (const Worker& worker : workers) {
@@ -176,56 +179,26 @@ struct WorkerGroupSupervisor::Impl {
   // A hang in the job: this node's hung workers' stacks are collected, then they fail (or, with
   // --hang_action=stacks, are only reported).
   void OnHang(const HangFinding& finding) {
-    if (state.phase != Phase::kRunning || stack_collection || state.interrupted) return;
-    found_hang = true;
-    std::vector<StackRequest> requests;
-    std::vector<std::pair<size_t, RankProgress>> hung_here;  // worker index, its progress
+    if (state.phase != Phase::kRunning || state.interrupted) return;
+    std::vector<HungWorker> hung_here;
     for (const RankProgress& rank : finding.hung) {
       const int local_rank = rank.global_rank - round.first_global_rank;
       if (local_rank < 0 || local_rank >= options.nproc) continue;  // another node's
       const Worker& worker = workers[static_cast<size_t>(local_rank)];
       if (!worker.alive) continue;
-      const std::string dir = options.log_layout.WorkerDir(attempt, local_rank);
-      requests.push_back({worker.pid,
-                          finding.description + "\nrank " + std::to_string(rank.global_rank) +
-                              " (local " + std::to_string(local_rank) + ", pid " +
-                              std::to_string(worker.pid) + ") on host " + options.host,
-                          dir + "/stacks.txt", dir});
-      hung_here.emplace_back(static_cast<size_t>(local_rank), rank);
+      hung_here.push_back({static_cast<size_t>(local_rank), worker.pid, rank,
+                           options.log_layout.WorkerDir(attempt, local_rank)});
     }
-    if (requests.empty()) {
-      log->warn("{}", finding.description);  // another node's ranks: that node collects
-      return;
-    }
-    std::fprintf(stderr, "ddprun: %s; collecting the stacks of %zu hung worker(s)\n",
-                 finding.description.c_str(), requests.size());
-    stack_collection =
-        std::make_unique<StackCollection>(io, std::move(requests), options.stacks_timeout,
-                                          [this, hung_here](std::vector<CollectedStacks> stacks) {
-                                            OnStacksCollected(hung_here, stacks);
-                                          });
+    hang_response.Respond(finding.description, std::move(hung_here));
   }
 
-  void OnStacksCollected(const std::vector<std::pair<size_t, RankProgress>>& hung_here,
-                         const std::vector<CollectedStacks>& stacks) {
-    stack_collection.reset();
-    std::string printed;
-    for (size_t i = 0; i < hung_here.size(); ++i) {
-      printed += FormatForConsole(hung_here[i].second.global_rank, stacks[i]);
-    }
-    (void)WriteAll(STDERR_FILENO, printed, "the hang's stacks to stderr");
-    if (stop_deferred) {
-      stop_deferred = false;
-      if (state.phase == Phase::kStopping) StopGroup(SIGTERM);
-      return;
-    }
+  void OnHangDecided(const std::vector<HungFailure>& failed) {
     if (state.phase != Phase::kRunning) return;
-    if (options.hang.action == HangSettings::Action::kStacks) return;
-    for (size_t i = 0; i < hung_here.size(); ++i) {
-      const Worker& worker = workers[hung_here[i].first];
+    for (const HungFailure& hung : failed) {
+      const Worker& worker = workers[hung.index];
       if (!worker.alive) continue;
-      failures.push_back(CaptureHangFailure(Describe(worker), DescribeStall(hung_here[i].second),
-                                            stacks[i].stacks_file, stacks[i].excerpt));
+      failures.push_back(CaptureHangFailure(Describe(worker), hung.stall, hung.stacks.stacks_file,
+                                            hung.stacks.excerpt));
     }
     if (!failures.empty()) HandleFailure();
   }
@@ -323,10 +296,7 @@ struct WorkerGroupSupervisor::Impl {
   // Stops the running workers with SIGTERM, once a hang's stacks being collected are in (the
   // collection is bounded by its timeout).
   void StopWorkers() {
-    if (stack_collection) {
-      stop_deferred = true;
-      return;
-    }
+    if (hang_response.DeferStop()) return;
     StopGroup(SIGTERM);
   }
 
@@ -666,6 +636,6 @@ int WorkerGroupSupervisor::Run() {
 
 bool WorkerGroupSupervisor::interrupted() const { return impl_->state.interrupted; }
 
-bool WorkerGroupSupervisor::found_hang() const { return impl_->found_hang; }
+bool WorkerGroupSupervisor::found_hang() const { return impl_->hang_response.found(); }
 
 }  // namespace ddprun
