@@ -68,25 +68,29 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::string>& program_args,
-                             bool resolve_program) {
-  LaunchConfig config;
+// How many workers and nodes, and which node this is.
+Status ResolveNodes(const RawOptions& raw, LaunchConfig& config) {
   ASSIGN_OR_RETURN(config.nproc_per_node, ResolveNprocPerNode(raw.nproc_per_node));
   RETURN_IF_ERROR(ResolveNnodes(raw.nnodes, config));
   config.standalone = raw.standalone;
   if (raw.standalone) config.min_nodes = config.max_nodes = 1;
+  return Status::Ok();
+}
+
+Status ResolveRestarts(const RawOptions& raw, LaunchConfig& config) {
   if (raw.max_restarts < 0) {
     return InvalidArgumentError("--max_restarts must be 0 or more, not " +
                                 std::to_string(raw.max_restarts));
   }
   config.max_restarts = raw.max_restarts;
-  RETURN_IF_ERROR(ResolveRendezvous(raw, config));
-  RETURN_IF_ERROR(ResolveHangOptions(raw.hang, config.rdzv_settings.hang));
   if (raw.monitor_interval < 0 || std::isnan(raw.monitor_interval)) {
     return InvalidArgumentError("--monitor_interval must be 0 or more");
   }
+  return Status::Ok();
+}
+
+// --node_rank, --master_port and --master_addr, once the rendezvous is resolved.
+Status ResolveNodeRankAndMaster(const RawOptions& raw, LaunchConfig& config) {
   if (raw.node_rank < 0 || raw.node_rank >= config.max_nodes) {
     return InvalidArgumentError("--node_rank must be from 0 to " +
                                 std::to_string(config.max_nodes - 1) + ", not " +
@@ -101,6 +105,10 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   if (raw.master_port != -1 && !config.rendezvous_at_master) config.master_port = raw.master_port;
   if (raw.master_addr.empty()) return InvalidArgumentError("--master_addr must not be empty");
   config.master_addr = raw.master_addr;
+  return Status::Ok();
+}
+
+Status ResolveShutdownAndRole(const RawOptions& raw, LaunchConfig& config) {
   if (!(raw.shutdown_timeout >= 0) || raw.shutdown_timeout > 86400) {
     return InvalidArgumentError("--shutdown_timeout must be from 0 to 86400 seconds");
   }
@@ -108,7 +116,11 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
       std::chrono::milliseconds(static_cast<int64_t>(std::llround(raw.shutdown_timeout * 1000)));
   if (raw.role.empty()) return InvalidArgumentError("--role must not be empty");
   config.role = raw.role;
+  return Status::Ok();
+}
 
+// Terminals, stdin, and where each rank's output goes.
+Status ResolveConsole(const RawOptions& raw, LaunchConfig& config) {
   config.tty = raw.tty == "always"  ? LaunchConfig::Tty::kAlways
                : raw.tty == "never" ? LaunchConfig::Tty::kNever
                                     : LaunchConfig::Tty::kAuto;
@@ -121,35 +133,65 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
     ASSIGN_OR_RETURN(config.local_ranks_filter,
                      ParseRankList(raw.local_ranks_filter, config.nproc_per_node));
   }
+  return Status::Ok();
+}
 
-  if (!raw.run_id.empty()) {
-    if (raw.run_id.find('/') != std::string::npos || raw.run_id == "." || raw.run_id == "..") {
-      return InvalidArgumentError("--run_id must not contain '/' (it names a directory), not '" +
-                                  raw.run_id + "'");
-    }
-    config.run_id = raw.run_id;
-  } else {
+Status ResolveRunId(const RawOptions& raw, LaunchConfig& config) {
+  if (raw.run_id.empty()) {
     config.run_id = raw.standalone ? RandomRunId() : "none";
+    return Status::Ok();
   }
+  if (raw.run_id.find('/') != std::string::npos || raw.run_id == "." || raw.run_id == "..") {
+    return InvalidArgumentError("--run_id must not contain '/' (it names a directory), not '" +
+                                raw.run_id + "'");
+  }
+  config.run_id = raw.run_id;
+  return Status::Ok();
+}
 
+// The worker's command line and warm starts; with `resolve_program` false (a job for other
+// hosts) only the flags are checked, since the program is looked for where it runs.
+Status ResolveProgram(const RawOptions& raw, const std::vector<std::string>& program_args,
+                      bool resolve_program, LaunchConfig& config) {
   if (program_args.empty()) {
     return InvalidArgumentError("no program to run; usage: ddprun [OPTIONS] PROGRAM [ARGS...]");
   }
   ASSIGN_OR_RETURN(const ProgramMode mode, ProgramModeOf(raw.module, raw.no_python, raw.run_path));
   RETURN_IF_ERROR(ResolveTorchrunCompatOptions(raw.compat, config));
+  if (!resolve_program) return Status::Ok();
   ProgramRequest request{
       program_args.front(), {program_args.begin() + 1, program_args.end()}, mode};
-  if (!resolve_program) return config;
   ASSIGN_OR_RETURN(config.worker_argv, ResolveWorkerCommand(request));
   ASSIGN_OR_RETURN(config.python_preload,
                    ResolvePythonPreload(raw.python_preload, request, config.worker_argv));
+  return Status::Ok();
+}
 
-  if (!raw.log_dir.empty()) {
-    if (Status s = CreateDirectories(raw.log_dir); !s.ok()) {
-      return InvalidArgumentError("--log_dir: " + s.message());
-    }
-    config.log_dir = raw.log_dir;
+Status ResolveLogDir(const RawOptions& raw, LaunchConfig& config) {
+  if (raw.log_dir.empty()) return Status::Ok();
+  if (Status s = CreateDirectories(raw.log_dir); !s.ok()) {
+    return InvalidArgumentError("--log_dir: " + s.message());
   }
+  config.log_dir = raw.log_dir;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::string>& program_args,
+                             bool resolve_program) {
+  LaunchConfig config;
+  RETURN_IF_ERROR(ResolveNodes(raw, config));
+  RETURN_IF_ERROR(ResolveRestarts(raw, config));
+  RETURN_IF_ERROR(ResolveRendezvous(raw, config));
+  RETURN_IF_ERROR(ResolveHangOptions(raw.hang, config.rdzv_settings.hang));
+  RETURN_IF_ERROR(ResolveNodeRankAndMaster(raw, config));
+  RETURN_IF_ERROR(ResolveShutdownAndRole(raw, config));
+  RETURN_IF_ERROR(ResolveConsole(raw, config));
+  RETURN_IF_ERROR(ResolveRunId(raw, config));
+  RETURN_IF_ERROR(ResolveProgram(raw, program_args, resolve_program, config));
+  if (!resolve_program) return config;
+  RETURN_IF_ERROR(ResolveLogDir(raw, config));
   return config;
 }
 

@@ -87,6 +87,85 @@ bool RootCauseHostLost(const WorkerFailure& root_cause, const FollowResult& foll
   return false;
 }
 
+using JobClients = std::vector<std::unique_ptr<JobClient>>;
+
+// Every host checks that the job could start there. An error names the first refusal.
+Status CheckEveryHost(const SubmitRequest& request, JobClients& clients) {
+  size_t failed = 0;
+  const std::string failure = FirstFailure(
+      OnEveryHost(request.hosts.size(),
+                  [&](size_t i) {
+                    return clients[i]->Start(StartRequestFor(request, i, true), kStartTimeout);
+                  }),
+      &failed);
+  if (failed == 0) return Status::Ok();
+  return FailedPreconditionError(
+      "job " + request.job_id + " not started: " + failure +
+      (failed > 1 ? " (and " + std::to_string(failed - 1) + " more hosts)" : "") +
+      "; nothing was started");
+}
+
+// Every host starts the job. Where one did not, the job is cancelled where it started, and
+// where the answer was lost (it may have started); never where the daemon refused: an
+// ALREADY_EXISTS there is another job of that id.
+Status StartOnEveryHost(const SubmitRequest& request, JobClients& clients) {
+  const size_t hosts = request.hosts.size();
+  std::vector<Status> started = OnEveryHost(hosts, [&](size_t i) {
+    return clients[i]->Start(StartRequestFor(request, i, false), kStartTimeout);
+  });
+  size_t failed = 0;
+  const std::string failure = FirstFailure(started, &failed);
+  if (failed == 0) return Status::Ok();
+  std::vector<std::string> maybe_running;
+  for (size_t i = 0; i < hosts; ++i) {
+    const StatusCode code = started[i].code();
+    if (started[i].ok() || code == StatusCode::kDeadlineExceeded ||
+        code == StatusCode::kUnavailable) {
+      maybe_running.push_back(request.hosts[i]);
+    }
+  }
+  size_t stopped = 0;
+  std::string not_stopped;
+  for (const HostEnd& end :
+       CancelJob(request.job_id, maybe_running, request.security, /*wait=*/true)) {
+    if (end.exit) {
+      ++stopped;
+    } else if (end.error.code() != StatusCode::kNotFound) {
+      not_stopped += "; not stopped on " + end.error.message();
+    }
+  }
+  return FailedPreconditionError("job " + request.job_id + " not started: " + failure +
+                                 "; stopped it on the " + std::to_string(stopped) +
+                                 " hosts where it had started" + not_stopped);
+}
+
+// --detach: the job's id on stdout, how to follow and stop it on stderr.
+int Detach(const SubmitRequest& request) {
+  std::printf("%s\n", request.job_id.c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "ddprun: job %s runs on %zu hosts; ddprun attach %s follows it, ddprun cancel "
+               "%s stops it (--host=%s)\n",
+               request.job_id.c_str(), request.hosts.size(), request.job_id.c_str(),
+               request.job_id.c_str(), request.hosts.front().c_str());
+  return 0;
+}
+
+// The hosts' output on this terminal, stdin to rank 0 where it goes, until the job ends.
+int Follow(const SubmitRequest& request) {
+  RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
+  std::optional<InputSender> input;
+  if (request.forward_input) {
+    // In the background of its terminal the read fails and is retried, instead of stopping us.
+    ::signal(SIGTTIN, SIG_IGN);
+    input.emplace(request.job_id, request.hosts, request.security,
+                  [&console] { console.LineEnteredByUser(); });
+  }
+  FollowResult followed = FollowJob(request.job_id, request.hosts, request.security, {}, console);
+  input.reset();  // the job has ended: so does its input
+  return ConcludeJob(request.job_id, followed, request.rendezvous, request.security, console);
+}
+
 }  // namespace
 
 int ConcludeJob(const std::string& job_id, const FollowResult& followed,
@@ -127,58 +206,21 @@ int ConcludeJob(const std::string& job_id, const FollowResult& followed,
 
 int SubmitJob(const SubmitRequest& request) {
   BlockStopSignals();  // before gRPC starts its threads; a signal meanwhile waits
-  const size_t hosts = request.hosts.size();
-  std::vector<std::unique_ptr<JobClient>> clients;
+  JobClients clients;
   for (const auto& host : request.hosts) {
     clients.push_back(std::make_unique<JobClient>(host, request.security));
   }
   // All or nothing: every host checks first, and only then does any start.
-  size_t failed = 0;
-  std::string failure = FirstFailure(
-      OnEveryHost(hosts,
-                  [&](size_t i) {
-                    return clients[i]->Start(StartRequestFor(request, i, true), kStartTimeout);
-                  }),
-      &failed);
+  const Status checked = CheckEveryHost(request, clients);
   if (const int signal_number = TakePendingStopSignal(); signal_number != 0) {
     return 128 + signal_number;  // nothing was started
   }
-  if (failed > 0) {
-    std::fprintf(
-        stderr, "ddprun: error: job %s not started: %s%s; nothing was started\n",
-        request.job_id.c_str(), failure.c_str(),
-        failed > 1 ? (" (and " + std::to_string(failed - 1) + " more hosts)").c_str() : "");
+  if (!checked.ok()) {
+    std::fprintf(stderr, "ddprun: error: %s\n", checked.message().c_str());
     return 1;
   }
-  std::vector<Status> started = OnEveryHost(hosts, [&](size_t i) {
-    return clients[i]->Start(StartRequestFor(request, i, false), kStartTimeout);
-  });
-  failure = FirstFailure(started, &failed);
-  if (failed > 0) {
-    // Cancelled where it started, and where the answer was lost (it may have started); never
-    // where the daemon refused: an ALREADY_EXISTS there is another job of that id.
-    std::vector<std::string> maybe_running;
-    for (size_t i = 0; i < hosts; ++i) {
-      const StatusCode code = started[i].code();
-      if (started[i].ok() || code == StatusCode::kDeadlineExceeded ||
-          code == StatusCode::kUnavailable) {
-        maybe_running.push_back(request.hosts[i]);
-      }
-    }
-    size_t stopped = 0;
-    std::string not_stopped;
-    for (const HostEnd& end :
-         CancelJob(request.job_id, maybe_running, request.security, /*wait=*/true)) {
-      if (end.exit) {
-        ++stopped;
-      } else if (end.error.code() != StatusCode::kNotFound) {
-        not_stopped += "; not stopped on " + end.error.message();
-      }
-    }
-    std::fprintf(stderr,
-                 "ddprun: error: job %s not started: %s; stopped it on the %zu hosts "
-                 "where it had started%s\n",
-                 request.job_id.c_str(), failure.c_str(), stopped, not_stopped.c_str());
+  if (Status s = StartOnEveryHost(request, clients); !s.ok()) {
+    std::fprintf(stderr, "ddprun: error: %s\n", s.message().c_str());
     return 1;
   }
   // A stop signal during the start: the job is undone everywhere (a followed job's FollowJob
@@ -188,30 +230,10 @@ int SubmitJob(const SubmitRequest& request) {
     std::fprintf(stderr,
                  "ddprun: job %s cancelled on its %zu hosts: signal %d came while it "
                  "started\n",
-                 request.job_id.c_str(), hosts, signal_number);
+                 request.job_id.c_str(), request.hosts.size(), signal_number);
     return 128 + signal_number;
   }
-  if (request.detach) {
-    std::printf("%s\n", request.job_id.c_str());
-    std::fflush(stdout);
-    std::fprintf(stderr,
-                 "ddprun: job %s runs on %zu hosts; ddprun attach %s follows it, ddprun cancel "
-                 "%s stops it (--host=%s)\n",
-                 request.job_id.c_str(), hosts, request.job_id.c_str(), request.job_id.c_str(),
-                 request.hosts.front().c_str());
-    return 0;
-  }
-  RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
-  std::optional<InputSender> input;
-  if (request.forward_input) {
-    // In the background of its terminal the read fails and is retried, instead of stopping us.
-    ::signal(SIGTTIN, SIG_IGN);
-    input.emplace(request.job_id, request.hosts, request.security,
-                  [&console] { console.LineEnteredByUser(); });
-  }
-  FollowResult followed = FollowJob(request.job_id, request.hosts, request.security, {}, console);
-  input.reset();  // the job has ended: so does its input
-  return ConcludeJob(request.job_id, followed, request.rendezvous, request.security, console);
+  return request.detach ? Detach(request) : Follow(request);
 }
 
 }  // namespace ddprun
