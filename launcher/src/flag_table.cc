@@ -2,119 +2,167 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "flag_spec.h"
 #include "python_preload_options.h"
 #include "raw_options.h"
 #include "rendezvous_options.h"
 
 namespace ddprun {
+namespace {
 
-void DefineOptions(CLI::App& app, RawOptions& raw) {
-  auto pet = [](const char* dest) { return std::string("PET_") + dest; };
-  app.add_option("--nproc_per_node,--nproc-per-node", raw.nproc_per_node,
-                 "Workers on this node: N, auto (GPUs, else CPUs), cpu or gpu")
-      ->envname(pet("NPROC_PER_NODE"))
-      ->capture_default_str();
-  app.add_option("--nnodes", raw.nnodes, "Nodes in the job: N or MIN:MAX")
-      ->envname(pet("NNODES"))
-      ->capture_default_str();
-  app.add_flag("--standalone", raw.standalone,
-               "Single node with an embedded rendezvous server on 127.0.0.1 and a random run id")
-      ->envname(pet("STANDALONE"));
-  app.add_option("--rdzv_backend,--rdzv-backend", raw.rdzv_backend,
-                 "Accepted for torchrun compatibility (static or c10d); ddprun has one rendezvous")
-      ->envname(pet("RDZV_BACKEND"))
-      ->capture_default_str();
-  app.add_option("--rdzv_endpoint,--rdzv-endpoint", raw.rdzv_endpoint,
-                 "HOST[:PORT] of the rendezvous server (multi-node)")
-      ->envname(pet("RDZV_ENDPOINT"));
-  app.add_option("--rdzv_conf,--rdzv-conf", raw.rdzv_conf, "Rendezvous settings, k1=v1,k2=v2")
-      ->envname(pet("RDZV_CONF"));
-  app.add_option("--rdzv_id,--rdzv-id,--run_id,--run-id", raw.run_id,
-                 "Job id: names the log directory and scopes the store (default: random with "
-                 "--standalone, else 'none')")
-      ->envname(pet("RDZV_ID"));
-  app.add_option("--max_restarts,--max-restarts", raw.max_restarts,
-                 "Worker-group failures to restart before giving up")
-      ->envname(pet("MAX_RESTARTS"))
-      ->capture_default_str();
-  app.add_option("--monitor_interval,--monitor-interval", raw.monitor_interval,
-                 "Accepted for torchrun compatibility; ddprun reacts to events and never polls")
-      ->envname(pet("MONITOR_INTERVAL"));
-  app.add_option("--start_method,--start-method", raw.start_method,
-                 "Accepted for torchrun compatibility (spawn, fork, forkserver); workers are "
-                 "exec'd, or forked from a preloaded interpreter with --python_preload")
-      ->envname(pet("START_METHOD"))
-      ->check(CLI::IsMember({"spawn", "fork", "forkserver"}));
-  app.add_option("--role", raw.role, "Worker role name (ROLE_NAME)")
-      ->envname(pet("ROLE"))
-      ->capture_default_str();
-  app.add_flag("-m,--module", raw.module, "Run the program as a Python module (python -m)")
-      ->envname(pet("MODULE"));
-  app.add_flag("--no_python,--no-python", raw.no_python,
-               "Execute the program directly, even a .py file")
-      ->envname(pet("NO_PYTHON"));
-  app.add_flag("--run_path,--run-path", raw.run_path,
-               "Run the program as a Python script whatever its name (over --no_python)")
-      ->envname(pet("RUN_PATH"));
-  app.add_option("--log_dir,--log-dir", raw.log_dir,
-                 "Directory for per-worker logs and error files "
-                 "(<log_dir>/<run_id>/attempt_<n>/<local_rank>/); default: a temporary one")
-      ->envname(pet("LOG_DIR"));
-  app.add_option("-r,--redirects", raw.redirects,
-                 "Send worker output to log files instead of the console: 0 none, 1 stdout, "
-                 "2 stderr, 3 both, or per local rank as 0:1,1:2")
-      ->envname(pet("REDIRECTS"))
-      ->capture_default_str();
-  app.add_option("-t,--tee", raw.tee,
-                 "Copy worker output to log files as well as the console (values as -r)")
-      ->envname(pet("TEE"))
-      ->capture_default_str();
-  app.add_option("--local_ranks_filter,--local-ranks-filter", raw.local_ranks_filter,
-                 "Show console output of these local ranks only, e.g. 0,3")
-      ->envname(pet("LOCAL_RANKS_FILTER"));
-  app.add_option("--tty", raw.tty,
-                 "Give each worker's stdout and stderr a pseudo-terminal when ddprun's own is a "
-                 "terminal (auto), always, or never (pipes)")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->capture_default_str();
-  app.add_option("--stdin", raw.stdin_to,
-                 "Where ddprun's stdin goes: 0 (the worker of global rank 0), none (/dev/null "
-                 "for all), or all (every local worker reads it, as under torchrun)")
-      ->check(CLI::IsMember({"0", "none", "all"}))
-      ->capture_default_str();
-  app.add_option("--node_rank,--node-rank", raw.node_rank, "This node's rank (static rendezvous)")
-      ->envname(pet("NODE_RANK"))
-      ->capture_default_str();
-  app.add_option("--master_addr,--master-addr", raw.master_addr, "MASTER_ADDR given to the workers")
-      ->envname(pet("MASTER_ADDR"))
-      ->capture_default_str();
-  app.add_option("--master_port,--master-port", raw.master_port,
-                 "MASTER_PORT given to the workers (default: a free port ddprun reserves)")
-      ->envname(pet("MASTER_PORT"));
-  app.add_option("--shutdown_timeout,--shutdown-timeout", raw.shutdown_timeout,
-                 "Seconds between SIGTERM and SIGKILL when stopping workers")
-      ->envname(pet("SHUTDOWN_TIMEOUT"))
-      ->capture_default_str();
-  AddSecurityOptions(app, raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca);
-  app.add_option("--local_addr,--local-addr", raw.local_addr,
-                 "Address the other nodes reach this one at (default: this host's address on "
-                 "the route to the rendezvous server)")
-      ->envname(pet("LOCAL_ADDR"));
-  app.add_flag("--version", raw.version, "Print the version and exit");
-  app.add_option("--hosts", raw.hosts,
-                 "Run the job on these hosts through their ddprund (HOST[:PORT],...; port "
-                 "29400): one node each, no ssh; --nnodes defaults to their number");
-  app.add_option("--hostfile", raw.hostfile, "Read --hosts from this file, one HOST[:PORT] a line");
-  app.add_flag("--detach", raw.detach,
-               "With --hosts: print the job id once it runs and return (ddprun attach JOB)");
-  app.add_option("--export", raw.export_spec,
-                 "With --hosts: the environment that travels: ALL (but host-specific variables), "
-                 "NONE, or NAME,NAME=value,... (after ALL, or alone)")
-      ->capture_default_str();
-  DefineTorchrunCompatOptions(app, raw.compat);
-  DefineHangOptions(app, raw.hang);
-  DefinePythonPreloadOption(app, raw.python_preload);
+void Append(std::vector<FlagSpec>& flags, std::vector<FlagSpec> more) {
+  flags.insert(flags.end(), std::make_move_iterator(more.begin()),
+               std::make_move_iterator(more.end()));
 }
+
+}  // namespace
+
+std::vector<FlagSpec> FlagTable(RawOptions& raw) {
+  std::vector<FlagSpec> flags = {
+      {.name = "--nproc_per_node",
+       .help = "Workers on this node: N, auto (GPUs, else CPUs), cpu or gpu",
+       .target = &raw.nproc_per_node,
+       .show_default = true},
+      {.name = "--nnodes",
+       .help = "Nodes in the job: N or MIN:MAX",
+       .target = &raw.nnodes,
+       .show_default = true},
+      {.name = "--standalone",
+       .help = "Single node with an embedded rendezvous server on 127.0.0.1 and a random run id",
+       .target = &raw.standalone},
+      {.name = "--rdzv_backend",
+       .help = "Accepted for torchrun compatibility (static or c10d); ddprun has one rendezvous",
+       .target = &raw.rdzv_backend,
+       .show_default = true},
+      {.name = "--rdzv_endpoint",
+       .help = "HOST[:PORT] of the rendezvous server (multi-node)",
+       .target = &raw.rdzv_endpoint},
+      {.name = "--rdzv_conf", .help = "Rendezvous settings, k1=v1,k2=v2", .target = &raw.rdzv_conf},
+      {.name = "--rdzv_id",
+       .aliases = {"--run_id"},
+       .help = "Job id: names the log directory and scopes the store (default: random with "
+               "--standalone, else 'none')",
+       .target = &raw.run_id},
+      {.name = "--max_restarts",
+       .help = "Worker-group failures to restart before giving up",
+       .target = &raw.max_restarts,
+       .show_default = true},
+      {.name = "--monitor_interval",
+       .help = "Accepted for torchrun compatibility; ddprun reacts to events and never polls",
+       .target = &raw.monitor_interval},
+      {.name = "--start_method",
+       .help =
+           "Accepted for torchrun compatibility (spawn, fork, forkserver); workers are exec'd, or "
+           "forked from a preloaded interpreter with --python_preload",
+       .target = &raw.start_method,
+       .choices = {"spawn", "fork", "forkserver"}},
+      {.name = "--role",
+       .help = "Worker role name (ROLE_NAME)",
+       .target = &raw.role,
+       .show_default = true},
+      {.name = "--module",
+       .aliases = {"-m"},
+       .help = "Run the program as a Python module (python -m)",
+       .target = &raw.module},
+      {.name = "--no_python",
+       .help = "Execute the program directly, even a .py file",
+       .target = &raw.no_python},
+      {.name = "--run_path",
+       .help = "Run the program as a Python script whatever its name (over --no_python)",
+       .target = &raw.run_path},
+      {.name = "--log_dir",
+       .help = "Directory for per-worker logs and error files "
+               "(<log_dir>/<run_id>/attempt_<n>/<local_rank>/); default: a temporary one",
+       .target = &raw.log_dir},
+      {.name = "--redirects",
+       .aliases = {"-r"},
+       .help =
+           "Send worker output to log files instead of the console: 0 none, 1 stdout, 2 stderr, 3 "
+           "both, or per local rank as 0:1,1:2",
+       .target = &raw.redirects,
+       .show_default = true},
+      {.name = "--tee",
+       .aliases = {"-t"},
+       .help = "Copy worker output to log files as well as the console (values as -r)",
+       .target = &raw.tee,
+       .show_default = true},
+      {.name = "--local_ranks_filter",
+       .help = "Show console output of these local ranks only, e.g. 0,3",
+       .target = &raw.local_ranks_filter},
+      {.name = "--tty",
+       .pet = false,
+       .help =
+           "Give each worker's stdout and stderr a pseudo-terminal when ddprun's own is a terminal "
+           "(auto), always, or never (pipes)",
+       .target = &raw.tty,
+       .choices = {"auto", "always", "never"},
+       .show_default = true},
+      {.name = "--stdin",
+       .pet = false,
+       .help = "Where ddprun's stdin goes: 0 (the worker of global rank 0), none (/dev/null for "
+               "all), or "
+               "all (every local worker reads it, as under torchrun)",
+       .target = &raw.stdin_to,
+       .choices = {"0", "none", "all"},
+       .show_default = true},
+      {.name = "--node_rank",
+       .help = "This node's rank (static rendezvous)",
+       .target = &raw.node_rank,
+       .show_default = true},
+      {.name = "--master_addr",
+       .help = "MASTER_ADDR given to the workers",
+       .target = &raw.master_addr,
+       .show_default = true},
+      {.name = "--master_port",
+       .help = "MASTER_PORT given to the workers (default: a free port ddprun reserves)",
+       .target = &raw.master_port},
+      {.name = "--shutdown_timeout",
+       .help = "Seconds between SIGTERM and SIGKILL when stopping workers",
+       .target = &raw.shutdown_timeout,
+       .show_default = true},
+  };
+  Append(flags, SecurityFlags(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca));
+  Append(flags,
+         {
+             {.name = "--local_addr",
+              .help = "Address the other nodes reach this one at (default: this host's address on "
+                      "the route "
+                      "to the rendezvous server)",
+              .target = &raw.local_addr},
+             {.name = "--version",
+              .pet = false,
+              .help = "Print the version and exit",
+              .target = &raw.version},
+             {.name = "--hosts",
+              .pet = false,
+              .help = "Run the job on these hosts through their ddprund (HOST[:PORT],...; port "
+                      "29400): one "
+                      "node each, no ssh; --nnodes defaults to their number",
+              .target = &raw.hosts},
+             {.name = "--hostfile",
+              .pet = false,
+              .help = "Read --hosts from this file, one HOST[:PORT] a line",
+              .target = &raw.hostfile},
+             {.name = "--detach",
+              .pet = false,
+              .help = "With --hosts: print the job id once it runs and return (ddprun attach JOB)",
+              .target = &raw.detach},
+             {.name = "--export",
+              .pet = false,
+              .help = "With --hosts: the environment that travels: ALL (but host-specific "
+                      "variables), NONE, "
+                      "or "
+                      "NAME,NAME=value,... (after ALL, or alone)",
+              .target = &raw.export_spec,
+              .show_default = true},
+         });
+  Append(flags, TorchrunCompatFlags(raw.compat));
+  Append(flags, HangFlags(raw.hang));
+  flags.push_back(PythonPreloadFlag(raw.python_preload));
+  return flags;
+}
+
+void DefineOptions(CLI::App& app, RawOptions& raw) { DefineFlags(app, FlagTable(raw)); }
 
 std::vector<std::string> WithoutOptions(CLI::App& app, const std::vector<std::string>& args,
                                         const std::vector<std::string>& names) {

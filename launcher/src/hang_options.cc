@@ -6,32 +6,39 @@
 
 namespace ddprun {
 
-void DefineHangOptions(CLI::App& app, HangOptions& options) {
-  app.add_option("--hang_timeout,--hang-timeout", options.timeout,
-                 "Seconds a rank may go without progress before the job counts as hung: its "
-                 "stacks are collected, then the group restarts (0 or unset: off)")
-      ->envname("PET_HANG_TIMEOUT");
-  app.add_option("--hang_first_timeout,--hang-first-timeout", options.first_timeout,
-                 "Seconds a rank may take to its first progress (start-up, loading data); "
-                 "default: the larger of --hang_timeout and 300")
-      ->envname("PET_HANG_FIRST_TIMEOUT");
-  app.add_option("--hang_action,--hang-action", options.action,
-                 "On a hang: restart (stacks, then a restart within --max_restarts), stacks "
-                 "(report only; the job runs on) or fail (stacks, then the job fails)")
-      ->envname("PET_HANG_ACTION")
-      ->check(CLI::IsMember({"restart", "stacks", "fail"}))
-      ->capture_default_str();
-  app.add_option("--hang_progress,--hang-progress", options.progress,
-                 "What counts as progress: reported (collectives, steps, writes to "
-                 "DDPRUN_PROGRESS_FILE) or output (that, and any output of the worker)")
-      ->envname("PET_HANG_PROGRESS")
-      ->check(CLI::IsMember({"reported", "output"}))
-      ->capture_default_str();
-  app.add_option("--straggler_ratio,--straggler-ratio", options.straggler_ratio,
-                 "Name a rank whose steps take this many times the job's median (its own time, "
-                 "waits in collectives left out), and again when it recovers; 0: off. Default: "
-                 "1.5 with --hang_timeout, else off")
-      ->envname("PET_STRAGGLER_RATIO");
+std::vector<FlagSpec> HangFlags(HangOptions& options) {
+  return {
+      {.name = "--hang_timeout",
+       .help =
+           "Seconds a rank may go without progress before the job counts as hung: its stacks are "
+           "collected, then the group restarts (0 or unset: off)",
+       .target = &options.timeout},
+      {.name = "--hang_first_timeout",
+       .help =
+           "Seconds a rank may take to its first progress (start-up, loading data); default: the "
+           "larger of --hang_timeout and 300",
+       .target = &options.first_timeout},
+      {.name = "--hang_action",
+       .help = "On a hang: restart (stacks, then a restart within --max_restarts), stacks (report "
+               "only; "
+               "the job runs on) or fail (stacks, then the job fails)",
+       .target = &options.action,
+       .choices = {"restart", "stacks", "fail"},
+       .show_default = true},
+      {.name = "--hang_progress",
+       .help =
+           "What counts as progress: reported (collectives, steps, writes to DDPRUN_PROGRESS_FILE) "
+           "or output (that, and any output of the worker)",
+       .target = &options.progress,
+       .choices = {"reported", "output"},
+       .show_default = true},
+      {.name = "--straggler_ratio",
+       .help =
+           "Name a rank whose steps take this many times the job's median (its own time, waits in "
+           "collectives left out), and again when it recovers; 0: off. Default: 1.5 with "
+           "--hang_timeout, else off",
+       .target = &options.straggler_ratio},
+  };
 }
 
 Status ResolveHangOptions(const HangOptions& options, HangSettings& settings) {

@@ -3,11 +3,12 @@
 // --hang_first_timeout may also come in --rdzv_conf; a flag (or its variable) wins.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "ddprun/base/hang_finder.h"
 #include "ddprun/base/status.h"
+#include "flag_spec.h"
 
 namespace ddprun {
 
@@ -19,7 +20,8 @@ struct HangOptions {
   std::string straggler_ratio;  // empty: not given (1.5 with a hang timeout, else off)
 };
 
-void DefineHangOptions(CLI::App& app, HangOptions& options);
+// The flags, filling `options`.
+std::vector<FlagSpec> HangFlags(HangOptions& options);
 
 // Applies the flags given over `settings` (what --rdzv_conf said). INVALID_ARGUMENT with a
 // one-line message for a value that is not a number of seconds, a ratio that is not 0 or above

@@ -41,7 +41,8 @@ void DefineJobOptions(CLI::App& app, JobCommand& command, bool job_required) {
                  "A daemon of the job, HOST[:PORT] (port 29400), that tells its hosts")
       ->envname("DDPRUN_HOST")
       ->capture_default_str();
-  AddSecurityOptions(app, command.token_file, command.tls_cert, command.tls_key, command.tls_ca);
+  DefineFlags(app,
+              SecurityFlags(command.token_file, command.tls_cert, command.tls_key, command.tls_ca));
 }
 
 // Parses `args`; returns kGoOn to go on, else the exit status (help: 0; usage errors: 2).

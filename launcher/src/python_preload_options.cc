@@ -28,12 +28,13 @@ std::string BaseName(const std::string& path) { return path.substr(path.rfind('/
 
 }  // namespace
 
-void DefinePythonPreloadOption(CLI::App& app, std::string& value) {
-  app.add_option("--python_preload,--python-preload", value,
-                 "Python modules (torch) imported once per node by an interpreter that then "
-                 "forks every worker, so a restart costs a fork; auto: torch, when the script "
-                 "imports it")
-      ->envname("PET_PYTHON_PRELOAD");
+FlagSpec PythonPreloadFlag(std::string& value) {
+  return {
+      .name = "--python_preload",
+      .help =
+          "Python modules (torch) imported once per node by an interpreter that then forks every "
+          "worker, so a restart costs a fork; auto: torch, when the script imports it",
+      .target = &value};
 }
 
 Result<std::optional<PythonPreloadSpec>> ResolvePythonPreload(

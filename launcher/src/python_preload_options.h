@@ -5,7 +5,6 @@
 // script imports it (a line `import torch...` or `from torch...`).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,10 +12,11 @@
 #include "ddprun/agent/program_resolution.h"
 #include "ddprun/agent/python_preload.h"
 #include "ddprun/base/status.h"
+#include "flag_spec.h"
 
 namespace ddprun {
 
-void DefinePythonPreloadOption(CLI::App& app, std::string& value);
+FlagSpec PythonPreloadFlag(std::string& value);
 
 // What to preload for `request`, resolved to `worker_argv`: nothing (nullopt) where the flag
 // does not apply. INVALID_ARGUMENT with a one-line message for a value that names no module.

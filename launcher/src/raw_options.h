@@ -8,6 +8,7 @@
 
 #include "command_line.h"
 #include "ddprun/base/status.h"
+#include "flag_spec.h"
 #include "hang_options.h"
 #include "torchrun_compat_options.h"
 
@@ -61,7 +62,10 @@ struct RawOptions {
   std::string export_spec = "ALL";
 };
 
-// Defines every flag of ddprun on `app`, each filling its field of `raw`.
+// Every flag of ddprun, each filling its field of `raw` (flag_spec.h).
+std::vector<FlagSpec> FlagTable(RawOptions& raw);
+
+// Defines every flag of the table on `app`.
 void DefineOptions(CLI::App& app, RawOptions& raw);
 
 // `args` without the options named in `names` (any of their spellings) and their values.

@@ -30,20 +30,22 @@ Result<Endpoint> ParseEndpoint(const std::string& text, int default_port) {
   return Endpoint{text.substr(0, colon), *port};
 }
 
-void AddSecurityOptions(CLI::App& app, std::string& token_file, std::string& tls_cert,
-                        std::string& tls_key, std::string& tls_ca) {
-  app.add_option("--token-file,--token_file", token_file,
-                 "File holding the rendezvous server's token, sent with every call")
-      ->envname("PET_TOKEN_FILE");
-  app.add_option("--tls-cert,--tls_cert", tls_cert,
-                 "PEM certificate of this node (client certificate; server certificate when "
-                 "this node hosts the rendezvous)")
-      ->envname("PET_TLS_CERT");
-  app.add_option("--tls-key,--tls_key", tls_key, "PEM private key of --tls-cert")
-      ->envname("PET_TLS_KEY");
-  app.add_option("--tls-ca,--tls_ca", tls_ca,
-                 "PEM CA that signed the rendezvous server's certificate: speak TLS")
-      ->envname("PET_TLS_CA");
+std::vector<FlagSpec> SecurityFlags(std::string& token_file, std::string& tls_cert,
+                                    std::string& tls_key, std::string& tls_ca) {
+  return {
+      {.name = "--token-file",
+       .help = "File holding the rendezvous server's token, sent with every call",
+       .target = &token_file},
+      {.name = "--tls-cert",
+       .help =
+           "PEM certificate of this node (client certificate; server certificate when this node "
+           "hosts the rendezvous)",
+       .target = &tls_cert},
+      {.name = "--tls-key", .help = "PEM private key of --tls-cert", .target = &tls_key},
+      {.name = "--tls-ca",
+       .help = "PEM CA that signed the rendezvous server's certificate: speak TLS",
+       .target = &tls_ca},
+  };
 }
 
 Result<ClientSecurity> LoadClientSecurity(const std::string& token_file,

@@ -2,11 +2,12 @@
 // the security flags (--token-file, --tls-cert, --tls-key, --tls-ca).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "ddprun/base/client_security.h"
 #include "ddprun/base/status.h"
+#include "flag_spec.h"
 
 namespace ddprun {
 
@@ -20,9 +21,9 @@ struct Endpoint {
 // "HOST" or "HOST:PORT" (IPv4 address or host name). INVALID_ARGUMENT saying what is wrong.
 Result<Endpoint> ParseEndpoint(const std::string& text, int default_port);
 
-// Defines the security flags on `app`, writing the file names given.
-void AddSecurityOptions(CLI::App& app, std::string& token_file, std::string& tls_cert,
-                        std::string& tls_key, std::string& tls_ca);
+// The security flags, writing the file names given (DefineFlags defines them).
+std::vector<FlagSpec> SecurityFlags(std::string& token_file, std::string& tls_cert,
+                                    std::string& tls_key, std::string& tls_ca);
 
 // Reads the files the flags named. INVALID_ARGUMENT naming the flag and the problem.
 Result<ClientSecurity> LoadClientSecurity(const std::string& token_file,

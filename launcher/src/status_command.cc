@@ -167,7 +167,7 @@ int StatusMain(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "Print JSON instead of a table");
   app.add_option("--timeout", timeout_seconds, "Seconds to wait for the server")
       ->capture_default_str();
-  AddSecurityOptions(app, token_file, tls_cert, tls_key, tls_ca);
+  DefineFlags(app, SecurityFlags(token_file, tls_cert, tls_key, tls_ca));
   if (int status = ParseSubcommand(app, "status", args); status != kGoOn) return status;
   auto endpoint = ParseEndpoint(endpoint_text, kDefaultRendezvousPort);
   auto security = LoadClientSecurity(token_file, tls_cert, tls_key, tls_ca);

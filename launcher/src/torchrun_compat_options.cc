@@ -14,39 +14,36 @@ const std::set<std::string> kHandledSignals = {"SIGTERM", "SIGINT", "SIGHUP", "S
 
 }  // namespace
 
-void DefineTorchrunCompatOptions(CLI::App& app, TorchrunCompatOptions& options) {
-  auto pet = [](const char* dest) { return std::string("PET_") + dest; };
-  app.add_flag("--virtual_local_rank,--virtual-local-rank", options.virtual_local_rank,
-               "Give every worker LOCAL_RANK=0 and only its own GPU in CUDA_VISIBLE_DEVICES")
-      ->envname(pet("VIRTUAL_LOCAL_RANK"));
-  app.add_option("--signals_to_handle,--signals-to-handle", options.signals_to_handle,
-                 "Accepted for torchrun compatibility: ddprun always handles SIGTERM, SIGINT, "
-                 "SIGHUP and SIGQUIT")
-      ->envname(pet("SIGNALS_TO_HANDLE"));
-  app.add_option("--numa_binding,--numa-binding", options.numa_binding,
-                 "Bind each worker to the CPUs and memory node nearest its GPU: node, socket, "
-                 "exclusive (a share of the node's cores) or core-complex (one L3 domain); "
-                 "without GPUs the workers are spread over the NUMA nodes")
-      ->envname(pet("NUMA_BINDING"));
-  app.add_option("--event_log_handler,--event-log-handler", options.event_log_handler,
-                 "Accepted for torchrun compatibility (null or console): ddprun logs its events "
-                 "itself (DDPRUN_LOG_LEVEL)")
-      ->envname(pet("EVENT_LOG_HANDLER"));
-  // Refused below, with what to use instead; defined so that their values parse and the message
-  // is ddprun's, not "unrecognized option".
-  app.add_option("--logs_specs,--logs-specs", options.logs_specs)
-      ->envname(pet("LOGS_SPECS"))
-      ->group("");
-  app.add_option("--duplicate_stdout_filters,--duplicate-stdout-filters",
-                 options.duplicate_stdout_filters)
-      ->envname(pet("DUPLICATE_STDOUT_FILTERS"))
-      ->group("");
-  app.add_option("--duplicate_stderr_filters,--duplicate-stderr-filters",
-                 options.duplicate_stderr_filters)
-      ->envname(pet("DUPLICATE_STDERR_FILTERS"))
-      ->group("");
-  app.add_flag("--use_env,--use-env", options.use_env)->group("");
-  app.add_option("--local_rank,--local-rank", options.local_rank)->group("");
+std::vector<FlagSpec> TorchrunCompatFlags(TorchrunCompatOptions& options) {
+  return {
+      {.name = "--virtual_local_rank",
+       .help = "Give every worker LOCAL_RANK=0 and only its own GPU in CUDA_VISIBLE_DEVICES",
+       .target = &options.virtual_local_rank},
+      {.name = "--signals_to_handle",
+       .help =
+           "Accepted for torchrun compatibility: ddprun always handles SIGTERM, SIGINT, SIGHUP and "
+           "SIGQUIT",
+       .target = &options.signals_to_handle},
+      {.name = "--numa_binding",
+       .help = "Bind each worker to the CPUs and memory node nearest its GPU: node, socket, "
+               "exclusive (a "
+               "share of the node's cores) or core-complex (one L3 domain); without GPUs the "
+               "workers are "
+               "spread over the NUMA nodes",
+       .target = &options.numa_binding},
+      {.name = "--event_log_handler",
+       .help =
+           "Accepted for torchrun compatibility (null or console): ddprun logs its events itself "
+           "(DDPRUN_LOG_LEVEL)",
+       .target = &options.event_log_handler},
+      // Refused by ResolveTorchrunCompatOptions, with what to use instead; defined (hidden) so
+      // that their values parse and the message is ddprun's, not "unrecognized option".
+      {.name = "--logs_specs", .target = &options.logs_specs},
+      {.name = "--duplicate_stdout_filters", .target = &options.duplicate_stdout_filters},
+      {.name = "--duplicate_stderr_filters", .target = &options.duplicate_stderr_filters},
+      {.name = "--use_env", .pet = false, .target = &options.use_env},
+      {.name = "--local_rank", .pet = false, .target = &options.local_rank},
+  };
 }
 
 Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, LaunchConfig& config) {

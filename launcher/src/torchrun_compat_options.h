@@ -6,10 +6,11 @@
 // torchrun.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "ddprun/base/status.h"
+#include "flag_spec.h"
 #include "launch_config.h"
 
 namespace ddprun {
@@ -26,7 +27,8 @@ struct TorchrunCompatOptions {
   std::string local_rank;
 };
 
-void DefineTorchrunCompatOptions(CLI::App& app, TorchrunCompatOptions& options);
+// The flags, filling `options`.
+std::vector<FlagSpec> TorchrunCompatFlags(TorchrunCompatOptions& options);
 
 // Sets what the accepted flags mean in `config`; INVALID_ARGUMENT, naming the flag and what to
 // use instead, for a refused flag or a value ddprun cannot honour.

@@ -1,0 +1,75 @@
+// DefineFlags, the spellings and variables of a flag; see flag_spec.h.
+#include "flag_spec.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+
+namespace ddprun {
+namespace {
+
+// "--a_b" <-> "--a-b"; a short option or a name of one word has none.
+std::string TwinOf(std::string_view name) {
+  if (name.size() < 3 || name.substr(0, 2) != "--") return "";
+  std::string twin(name);
+  const bool underscores = twin.find('_') != std::string::npos;
+  const bool dashes = twin.find('-', 2) != std::string::npos;
+  if (!underscores && !dashes) return "";
+  std::replace(twin.begin() + 2, twin.end(), underscores ? '_' : '-', underscores ? '-' : '_');
+  return twin;
+}
+
+void Append(std::vector<std::string>& names, std::string_view name) {
+  names.emplace_back(name);
+  if (std::string twin = TwinOf(name); !twin.empty()) names.push_back(std::move(twin));
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ",") + name;
+  return joined;
+}
+
+}  // namespace
+
+std::string PetVariable(std::string_view name) {
+  std::string variable = "PET_";
+  for (char c : name.substr(name.find_first_not_of('-'))) {
+    variable += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return variable;
+}
+
+std::vector<std::string> Spellings(const FlagSpec& flag) {
+  std::vector<std::string> names;
+  for (std::string_view alias : flag.aliases) {
+    if (alias.size() == 2) Append(names, alias);  // "-r": CLI11 lists the short name first
+  }
+  Append(names, flag.name);
+  for (std::string_view alias : flag.aliases) {
+    if (alias.size() != 2) Append(names, alias);
+  }
+  return names;
+}
+
+void DefineFlags(CLI::App& app, const std::vector<FlagSpec>& flags) {
+  for (const FlagSpec& flag : flags) {
+    const std::string names = Joined(Spellings(flag));
+    const std::string help(flag.help);
+    CLI::Option* option = std::visit(
+        [&](auto* target) -> CLI::Option* {
+          if constexpr (std::is_same_v<decltype(target), bool*>) {
+            return app.add_flag(names, *target, help);
+          } else {
+            return app.add_option(names, *target, help);
+          }
+        },
+        flag.target);
+    if (flag.pet) option->envname(PetVariable(flag.name));
+    if (!flag.choices.empty()) option->check(CLI::IsMember(flag.choices));
+    if (flag.show_default) option->capture_default_str();
+    if (flag.help.empty()) option->group("");
+  }
+}
+
+}  // namespace ddprun
