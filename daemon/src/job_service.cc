@@ -13,7 +13,7 @@ namespace {
 constexpr size_t kAttachReadBytes = 256 << 10;
 constexpr auto kAttachPoll = std::chrono::milliseconds(200);
 
-ProgramMode ProgramModeOf(v1::StartJobRequest::ProgramMode mode) {
+ProgramMode ProgramModeOfMessage(v1::StartJobRequest::ProgramMode mode) {
   switch (mode) {
     case v1::StartJobRequest::PROGRAM_MODULE:
       return ProgramMode::kModule;
@@ -41,7 +41,7 @@ JobStart JobStartOf(const v1::StartJobRequest& request, std::string submitter) {
   job.rendezvous = request.rendezvous_endpoint();
   start.agent_args.assign(request.agent_args().begin(), request.agent_args().end());
   start.environment.insert(request.environment().begin(), request.environment().end());
-  start.program_mode = ProgramModeOf(request.program_mode());
+  start.program_mode = ProgramModeOfMessage(request.program_mode());
   start.shutdown_timeout = std::chrono::milliseconds(request.shutdown_timeout_ms());
   start.forward_input = request.forward_input();
   return start;
