@@ -16,8 +16,9 @@
 //   at once.
 // - A hang (hang detection on: hang_finder.h; the coordinator finds it in the progress the
 //   supervisor samples, ProgressMonitor): the stacks of this node's hung workers are collected
-//   first (HangResponse, with StackCollector) and printed; then, unless --hang_action=stacks, the hung workers are
-//   failures like any other (the same bounded stop, a restart within max_restarts).
+//   first (HangResponse, with StackCollector) and printed; then, unless --hang_action=stacks, the
+//   hung workers are failures like any other (the same bounded stop, a restart within
+//   max_restarts).
 // - SIGUSR1 or SIGUSR2 to the agent: forwarded to every running worker (a checkpoint request
 //   before a preemption); the job runs on.
 // - Every wait is bounded: a worker still alive kill_timeout after SIGKILL (stuck in the
