@@ -5,15 +5,19 @@ find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
-# spdlog and fmt compiled into each binary from their headers, never loaded as libspdlog.so and
-# libfmt.so: with libstdc++ linked statically into the executables (ddprun_fast_start), ddprun
-# then loads no C++ shared library at all. Those libraries' own symbol bindings (some 2,700 of
-# 3,200) were the largest part of its start-up.
+# spdlog and fmt compiled into each binary, never loaded as libspdlog.so and libfmt.so: with
+# libstdc++ linked statically into the executables (ddprun_fast_start), ddprun then loads no C++
+# shared library at all. Those libraries' own symbol bindings (some 2,700 of 3,200) were the
+# largest part of its start-up. spdlog's definitions are compiled once, in
+# base/src/spdlog_definitions.cc (SPDLOG_COMPILED_LIB: its headers only declare); fmt stays
+# header-only.
 get_target_property(_ddprun_spdlog_includes spdlog::spdlog_header_only INTERFACE_INCLUDE_DIRECTORIES)
-add_library(ddprun_spdlog INTERFACE)
-target_include_directories(ddprun_spdlog SYSTEM INTERFACE ${_ddprun_spdlog_includes})
-target_compile_definitions(ddprun_spdlog INTERFACE SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY=1)
-target_link_libraries(ddprun_spdlog INTERFACE Threads::Threads)
+add_library(ddprun_spdlog STATIC ${PROJECT_SOURCE_DIR}/base/src/spdlog_definitions.cc)
+target_include_directories(ddprun_spdlog SYSTEM PUBLIC ${_ddprun_spdlog_includes})
+target_compile_definitions(ddprun_spdlog PUBLIC SPDLOG_COMPILED_LIB SPDLOG_FMT_EXTERNAL
+  FMT_HEADER_ONLY=1)
+target_link_libraries(ddprun_spdlog PUBLIC Threads::Threads PRIVATE ddprun_compile_options)
+set_target_properties(ddprun_spdlog PROPERTIES POSITION_INDEPENDENT_CODE ON)
 find_package(ZLIB REQUIRED)  # the checkpoints' CRC-32
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)
