@@ -1,5 +1,5 @@
 """The rendezvous daemon under load: one real ddprund on 127.0.0.1 (with a token, as a daemon
-runs), driven by bench/daemon_load.cc: probes of memory per job, adopted round slot, stream and
+runs), driven by bench/daemon_load/: probes of memory per job, adopted round slot, stream and
 pending wait on the fresh daemon, then good jobs and store clients alone (the baseline), then
 beside oversized, malformed, unauthenticated and vanishing clients (the mix). The daemon's RSS,
 threads, open fds and CPU time are sampled every 100 ms from /proc throughout, and for --idle-s
@@ -106,7 +106,7 @@ def main():
     parser.add_argument("extra", nargs="*", help="more daemon_load flags, after --")
     args = parser.parse_args()
     require(DDPRUND, "ddprund")
-    require(GENERATOR, "the load generator (bench/daemon_load.cc)")
+    require(GENERATOR, "the load generator (bench/daemon_load/)")
 
     with tempfile.TemporaryDirectory(prefix="daemon_load-") as work:
         token_file = os.path.join(work, "token")

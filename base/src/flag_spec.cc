@@ -1,5 +1,5 @@
 // DefineFlags, the spellings and variables of a flag; see flag_spec.h.
-#include "flag_spec.h"
+#include "ddprun/base/flag_spec.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

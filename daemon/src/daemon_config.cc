@@ -1,7 +1,8 @@
-// ParseDaemonCommandLine; see daemon_config.h.
+// ddprund's flags and ParseDaemonCommandLine; see daemon_config.h.
 #include "daemon_config.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 
 #include "daemon_config_file.h"
@@ -23,16 +24,77 @@ std::string ConfigFileArgument(const std::vector<std::string>& args) {
 
 }  // namespace
 
+std::vector<FlagSpec> DaemonFlags(DaemonFlagValues& values) {
+  DaemonConfig& config = values.config;
+  return {
+      {.name = "--version",
+       .pet = false,
+       .help = "Print the version and exit",
+       .target = &values.version},
+      {.name = "--config",
+       .pet = false,
+       .help = "Read settings from this file (key = value: bind, port, port_file, token_file, "
+               "tls_cert, tls_key, tls_ca, agent_program, allow_root_jobs); flags win over it",
+       .target = &values.config_file},
+      {.name = "--bind",
+       .pet = false,
+       .help = "Address to listen on (0.0.0.0: every interface; needs --token-file)",
+       .target = &config.bind,
+       .show_default = true},
+      {.name = "--port",
+       .pet = false,
+       .help = "Port to listen on; 0 picks a free one and reports it",
+       .target = &config.port,
+       .show_default = true},
+      {.name = "--port-file",
+       .pet = false,
+       .help = "Write the bound port to this file",
+       .target = &config.port_file},
+      {.name = "--token-file",
+       .pet = false,
+       .help = "File holding the token every call must carry (see DDPRUN_TOKEN)",
+       .target = &values.token_file},
+      {.name = "--tls-cert",
+       .pet = false,
+       .help = "Serve TLS with this PEM certificate (needs --tls-key)",
+       .target = &values.tls.cert_file},
+      {.name = "--tls-key",
+       .pet = false,
+       .help = "The PEM private key of --tls-cert",
+       .target = &values.tls.key_file},
+      {.name = "--tls-ca",
+       .pet = false,
+       .help = "Require client certificates signed by this PEM CA (mutual TLS)",
+       .target = &values.tls.ca_file},
+      {.name = "--agent-program",
+       .pet = false,
+       .help = "The ddprun that runs each submitted job's node agent (default: the one beside "
+               "ddprund)",
+       .target = &config.agent_program},
+      {.name = "--allow-root-jobs",
+       .pet = false,
+       .help = "Run submitted jobs although this daemon runs as root (they run as root)",
+       .target = &config.allow_root_jobs},
+  };
+}
+
+std::string DaemonConfigFileKeyOf(std::string_view flag_name) {
+  std::string key(flag_name.substr(flag_name.find_first_not_of('-')));
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
 ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& args) {
   CLI::App app(
       "ddprund [OPTIONS]\n\nThe ddprun rendezvous daemon: serves the rendezvous and "
       "key-value store of many jobs.\nRuns until SIGTERM or SIGINT.",
       "ddprund");
-  DaemonConfig config;
-  std::string token_file;
-  TlsFlags tls;
+  DaemonFlagValues values;
+  DaemonConfig& config = values.config;
+  std::string& token_file = values.token_file;
+  TlsFlags& tls = values.tls;
   // The configuration file first, so that flags given on the command line override it.
-  std::string config_file = ConfigFileArgument(args);
+  const std::string config_file = ConfigFileArgument(args);
   if (!config_file.empty()) {
     auto file = ReadDaemonConfigFile(config_file);
     if (!file.ok()) return DaemonUsageError{file.status().message()};
@@ -46,29 +108,7 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     config.agent_program = file->agent_program.value_or(config.agent_program);
     config.allow_root_jobs = file->allow_root_jobs.value_or(config.allow_root_jobs);
   }
-  bool version = false;
-  app.add_flag("--version", version, "Print the version and exit");
-  app.add_option("--config", config_file,
-                 "Read settings from this file (key = value: bind, port, port_file, token_file, "
-                 "tls_cert, tls_key, tls_ca, agent_program, allow_root_jobs); flags win over it");
-  app.add_option("--bind", config.bind,
-                 "Address to listen on (0.0.0.0: every interface; needs --token-file)")
-      ->capture_default_str();
-  app.add_option("--port", config.port, "Port to listen on; 0 picks a free one and reports it")
-      ->capture_default_str();
-  app.add_option("--port-file", config.port_file, "Write the bound port to this file");
-  app.add_option("--token-file", token_file,
-                 "File holding the token every call must carry (see DDPRUN_TOKEN)");
-  app.add_option("--tls-cert", tls.cert_file,
-                 "Serve TLS with this PEM certificate (needs --tls-key)");
-  app.add_option("--tls-key", tls.key_file, "The PEM private key of --tls-cert");
-  app.add_option("--tls-ca", tls.ca_file,
-                 "Require client certificates signed by this PEM CA (mutual TLS)");
-  app.add_option("--agent-program", config.agent_program,
-                 "The ddprun that runs each submitted job's node agent (default: the one beside "
-                 "ddprund)");
-  app.add_flag("--allow-root-jobs", config.allow_root_jobs,
-               "Run submitted jobs although this daemon runs as root (they run as root)");
+  DefineFlags(app, DaemonFlags(values));
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -77,7 +117,7 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   } catch (const CLI::ParseError& e) {
     return DaemonUsageError{std::string(e.what()) + " (see ddprund --help)"};
   }
-  if (version) return DaemonHelp{std::string("ddprund ") + DDPRUN_VERSION + "\n"};
+  if (values.version) return DaemonHelp{std::string("ddprund ") + DDPRUN_VERSION + "\n"};
   if (config.port < 0 || config.port > 65535) {
     return DaemonUsageError{"--port must be from 0 to 65535, not " + std::to_string(config.port)};
   }

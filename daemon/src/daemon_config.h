@@ -8,6 +8,9 @@
 #include <variant>
 #include <vector>
 
+#include "ddprun/base/flag_spec.h"
+#include "ddprun/base/security_files.h"
+
 namespace ddprun {
 
 struct DaemonConfig {
@@ -31,6 +34,24 @@ struct DaemonHelp {
 struct DaemonUsageError {
   std::string message;  // one line; ddprund exits 2
 };
+
+// What ddprund's flags fill, before validation: the configuration's fields, and the files and
+// switches validation turns into it.
+struct DaemonFlagValues {
+  DaemonConfig config;
+  std::string config_file;
+  std::string token_file;
+  TlsFlags tls;
+  bool version = false;
+};
+
+// ddprund's flags as rows (flag_spec.h), each filling its field of `values`. None has a PET_
+// variable; every one but --config and --version is also a key of the configuration file
+// (DaemonConfigFileKeyOf).
+std::vector<FlagSpec> DaemonFlags(DaemonFlagValues& values);
+
+// The file's key for a flag: "--port-file" -> "port_file".
+std::string DaemonConfigFileKeyOf(std::string_view flag_name);
 
 using ParsedDaemonCommandLine = std::variant<DaemonConfig, DaemonHelp, DaemonUsageError>;
 

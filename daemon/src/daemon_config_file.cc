@@ -88,6 +88,12 @@ std::string KnownKeys() {
 
 }  // namespace
 
+std::vector<std::string> DaemonConfigFileKeys() {
+  std::vector<std::string> keys;
+  for (const auto& [key, parser] : Keys()) keys.push_back(key);
+  return keys;
+}
+
 Result<DaemonFileSettings> ReadDaemonConfigFile(const std::string& path) {
   auto text = ReadUserFile("the configuration file", path, kMaxConfigFileBytes);
   if (!text.ok()) return text.status();

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddprun/base/status.h"
 
@@ -31,5 +32,8 @@ struct DaemonFileSettings {
 // INVALID_ARGUMENT for an unreadable file, a line that is not `key = value`, an unknown or
 // repeated key, or a bad value; the message is one line.
 Result<DaemonFileSettings> ReadDaemonConfigFile(const std::string& path);
+
+// The keys the file knows, sorted.
+std::vector<std::string> DaemonConfigFileKeys();
 
 }  // namespace ddprun

@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
-#include "flag_spec.h"
+#include "ddprun/base/flag_spec.h"
 #include "python_preload_options.h"
 #include "raw_options.h"
 #include "rendezvous_options.h"

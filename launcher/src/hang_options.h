@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/base/flag_spec.h"
 #include "ddprun/base/hang_finder.h"
 #include "ddprun/base/status.h"
-#include "flag_spec.h"
 
 namespace ddprun {
 

@@ -11,8 +11,8 @@
 
 #include "ddprun/agent/program_resolution.h"
 #include "ddprun/agent/python_preload.h"
+#include "ddprun/base/flag_spec.h"
 #include "ddprun/base/status.h"
-#include "flag_spec.h"
 
 namespace ddprun {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "command_line.h"
+#include "ddprun/base/flag_spec.h"
 #include "ddprun/base/status.h"
-#include "flag_spec.h"
 #include "hang_options.h"
 #include "torchrun_compat_options.h"
 

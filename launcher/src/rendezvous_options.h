@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "ddprun/base/client_security.h"
+#include "ddprun/base/flag_spec.h"
 #include "ddprun/base/status.h"
-#include "flag_spec.h"
 
 namespace ddprun {
 

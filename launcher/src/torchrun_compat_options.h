@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/base/flag_spec.h"
 #include "ddprun/base/status.h"
-#include "flag_spec.h"
 #include "launch_config.h"
 
 namespace ddprun {

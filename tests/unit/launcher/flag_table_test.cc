@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "flag_spec.h"
+#include "ddprun/base/flag_spec.h"
 #include "raw_options.h"
 
 using namespace ddprun;

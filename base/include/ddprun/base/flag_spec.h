@@ -1,8 +1,10 @@
 // FlagSpec: one command-line flag as data: its name, the other spellings derived from it, its
-// PET_ variable, its help and where its value goes. Every flag of ddprun is a row of such a
-// table (flag_table.cc); DefineFlags turns rows into CLI11's options, so that each flag's
-// spellings and variable are made one way, and the table can be checked as a whole (no spelling
-// twice; every torchrun flag in the README's migration table, tests/unit/launcher).
+// PET_ variable, its help and where its value goes. Every flag of every program of the project
+// (ddprun's table in launcher/src/flag_table.cc, ddprund's in daemon/src/daemon_config.cc, the
+// load generator's in bench/daemon_load/) is a row of such a table; DefineFlags turns rows into
+// CLI11's options, so that each flag's spellings and variable are made one way, and a table can
+// be checked as a whole (no spelling twice; every torchrun flag in the README's migration table,
+// tests/unit/launcher; every ddprund flag a key of its file, tests/unit/daemon).
 #pragma once
 
 #include <string>
