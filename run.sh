@@ -34,9 +34,10 @@ FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
 # the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer; gdb for
 # the stacks a hang's report quotes; Slurm and MUNGE, whose daemons the Slurm tests start
-# themselves (a one-host cluster of their own; the packages' services are not started).
+# themselves (a one-host cluster of their own; the packages' services are not started); etcd,
+# whose members the etcd tests start on loopback addresses of their own.
 TEST_PACKAGES=(python3-torch python3-tqdm util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb slurm-wlm munge clang-format-14 "${FUZZ_PACKAGES[@]}")
+               gdb slurm-wlm munge etcd-server clang-format-14 "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true

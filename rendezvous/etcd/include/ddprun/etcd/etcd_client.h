@@ -1,0 +1,99 @@
+// EtcdClient: ddprun's own client of an etcd cluster, over etcd's v3 gRPC API
+// (proto/etcd/etcd_v3.proto) with the gRPC already in the build; no third-party etcd client.
+// It speaks to one member at a time and moves to the next listed member when the one it uses
+// cannot answer (unreachable, or without a quorum), so a cluster that has lost a minority of its
+// members serves on. Keys and values are bytes. Thread-safe: calls may come from any thread.
+//
+// Errors are Status codes: UNAVAILABLE when no member could answer within the call timeout (the
+// message names each member's error), FAILED_PRECONDITION for a lease that is gone,
+// UNAUTHENTICATED for refused credentials, INVALID_ARGUMENT for settings that cannot work.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddprun/base/status.h"
+#include "etcd/etcd_v3.pb.h"
+
+namespace ddprun::etcd {
+
+struct EtcdSettings {
+  std::vector<std::string> endpoints = {};  // "host:port" of each member; tried in this order
+  // etcd's own authentication (a user etcd knows); empty user: none.
+  std::string user = {};
+  std::string password = {};
+  // TLS: the CA that signed the members' certificates; with cert and key, a client certificate.
+  std::string ca_pem = {};
+  std::string cert_pem = {};
+  std::string key_pem = {};
+  // Each attempt's deadline; a call tries every member once at most.
+  std::chrono::milliseconds call_timeout{2000};
+};
+
+// "h1:2379,h2:2379" -> settings.endpoints; INVALID_ARGUMENT naming a malformed entry.
+Result<std::vector<std::string>> ParseEtcdEndpoints(const std::string& list);
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+  int64_t version = 0;
+  int64_t lease = 0;
+};
+
+// Keys under a prefix, as one read at one revision.
+struct RangeRead {
+  std::vector<KeyValue> kvs;
+  int64_t revision = 0;  // the store's revision the read saw
+};
+
+// What a transaction did: whether every compare held, the revision it ran at, and the
+// response of each operation it ran (success ops or failure ops).
+struct TxnOutcome {
+  bool succeeded = false;
+  int64_t revision = 0;
+  std::vector<etcdserverpb::ResponseOp> responses;
+};
+
+// The range end that selects every key starting with `prefix` (etcd's prefix convention).
+std::string PrefixEnd(const std::string& prefix);
+
+class EtcdClient {
+ public:
+  // Opens channels to every member; checks nothing yet (the first call finds a member). With a
+  // user, authenticates at the first call that needs it.
+  static Result<std::unique_ptr<EtcdClient>> Open(EtcdSettings settings);
+  ~EtcdClient();
+  EtcdClient(const EtcdClient&) = delete;
+  EtcdClient& operator=(const EtcdClient&) = delete;
+
+  // Linearizable reads (through the raft leader's quorum).
+  Result<std::optional<KeyValue>> Get(const std::string& key);
+  Result<RangeRead> GetPrefix(const std::string& prefix);
+
+  // The revision the write made.
+  Result<int64_t> Put(const std::string& key, const std::string& value, int64_t lease = 0);
+  Result<int64_t> DeletePrefix(const std::string& prefix);  // how many keys went
+  Result<TxnOutcome> Txn(const etcdserverpb::TxnRequest& request);
+
+  // A lease of `ttl` (etcd rounds up to whole seconds, at least its minimum); its id.
+  Result<int64_t> GrantLease(std::chrono::seconds ttl);
+  // Renews the lease once; the seconds it has left. FAILED_PRECONDITION when it is gone.
+  Result<int64_t> KeepLeaseAlive(int64_t lease);
+  Status RevokeLease(int64_t lease);
+
+  // The member answering now: its index in settings.endpoints and etcd's version string.
+  Result<std::string> MemberStatus();
+
+ private:
+  struct Members;
+  explicit EtcdClient(std::unique_ptr<Members> members);
+  std::unique_ptr<Members> members_;
+};
+
+}  // namespace ddprun::etcd

@@ -1,0 +1,149 @@
+// ddprun's etcd client (rendezvous/etcd/) against real etcd members (support/etcd_cluster.h):
+// keys, prefixes, transactions that create a key only if it is absent, leases that take their
+// keys with them, and a client that keeps working while a minority of a 3-member cluster is
+// down, says so (one line, naming each member) when a majority is, and works again when a
+// quorum is back. Skipped where Debian's etcd-server is not installed.
+#include "ddprun/etcd/etcd_client.h"
+
+#include <catch2/catch.hpp>
+
+#include "support/etcd_cluster.h"
+#include "support/skip.h"
+
+namespace ddprun::etcd {
+namespace {
+
+using testing::EtcdCluster;
+using testing::SkipTest;
+
+constexpr char kNoEtcd[] = "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
+
+std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
+  auto client = EtcdClient::Open({.endpoints = cluster.ClientEndpoints()});
+  REQUIRE(client.ok());
+  return std::move(client).value();
+}
+
+// A transaction that puts `key` = `value` only if `key` does not exist.
+etcdserverpb::TxnRequest CreateIfAbsent(const std::string& key, const std::string& value,
+                                        int64_t lease = 0) {
+  etcdserverpb::TxnRequest txn;
+  auto* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_target(etcdserverpb::Compare::CREATE);
+  compare->set_result(etcdserverpb::Compare::EQUAL);
+  compare->set_create_revision(0);
+  auto* put = txn.add_success()->mutable_request_put();
+  put->set_key(key);
+  put->set_value(value);
+  put->set_lease(lease);
+  return txn;
+}
+
+TEST_CASE("the etcd client reads and writes keys, prefixes and guarded transactions") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client = ClientOf(cluster);
+
+  auto missing = client->Get("/ddprun/none");
+  REQUIRE(missing.ok());
+  CHECK_FALSE(missing->has_value());
+
+  auto first = client->Put("/ddprun/jobs/a", "1");
+  REQUIRE(first.ok());
+  auto second = client->Put("/ddprun/jobs/b", std::string("\0\xff", 2));
+  REQUIRE(second.ok());
+  CHECK(*second > *first);
+  REQUIRE(client->Put("/ddprun/jobsx", "not under the prefix").ok());
+
+  auto a = client->Get("/ddprun/jobs/a");
+  REQUIRE(a.ok());
+  REQUIRE(a->has_value());
+  CHECK((*a)->value == "1");
+  CHECK((*a)->mod_revision == *first);
+
+  auto jobs = client->GetPrefix("/ddprun/jobs/");
+  REQUIRE(jobs.ok());
+  REQUIRE(jobs->kvs.size() == 2);
+  CHECK(jobs->kvs[1].value == std::string("\0\xff", 2));
+  CHECK(jobs->revision >= *second);
+
+  auto created = client->Txn(CreateIfAbsent("/ddprun/leader", "daemon-1"));
+  REQUIRE(created.ok());
+  CHECK(created->succeeded);
+  auto refused = client->Txn(CreateIfAbsent("/ddprun/leader", "daemon-2"));
+  REQUIRE(refused.ok());
+  CHECK_FALSE(refused->succeeded);
+  CHECK(client->Get("/ddprun/leader")->value().value == "daemon-1");
+
+  auto deleted = client->DeletePrefix("/ddprun/jobs/");
+  REQUIRE(deleted.ok());
+  CHECK(*deleted == 2);
+  CHECK(client->GetPrefix("/ddprun/jobs/")->kvs.empty());
+  CHECK(client->Get("/ddprun/jobsx")->has_value());
+}
+
+TEST_CASE("an etcd lease keeps its keys while renewed, and takes them when revoked") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client = ClientOf(cluster);
+  auto lease = client->GrantLease(std::chrono::seconds(30));
+  REQUIRE(lease.ok());
+  REQUIRE(client->Txn(CreateIfAbsent("/ddprun/leader", "me", *lease))->succeeded);
+  CHECK(client->Get("/ddprun/leader")->value().lease == *lease);
+  auto left = client->KeepLeaseAlive(*lease);
+  REQUIRE(left.ok());
+  CHECK(*left > 0);
+  CHECK(*left <= 30);
+
+  REQUIRE(client->RevokeLease(*lease).ok());
+  CHECK_FALSE(client->Get("/ddprun/leader")->has_value());
+  auto gone = client->KeepLeaseAlive(*lease);
+  CHECK(gone.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(gone.status().message().find("is gone") != std::string::npos);
+}
+
+TEST_CASE("the etcd client moves to another member while a minority is down") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(3);
+  auto client = ClientOf(cluster);
+  REQUIRE(client->Put("/ddprun/k", "before").ok());
+  const std::string answering = client->MemberStatus().value();
+  CHECK(answering.rfind(cluster.ClientEndpoint(0), 0) == 0);
+
+  cluster.Kill(0);  // the member the client was using
+  REQUIRE(client->Put("/ddprun/k", "one down").ok());
+  CHECK(client->Get("/ddprun/k")->value().value == "one down");
+  CHECK(client->MemberStatus().value().rfind(cluster.ClientEndpoint(0), 0) != 0);
+
+  cluster.Kill(1);  // no quorum: writes and linearizable reads cannot be served
+  auto no_quorum = client->Put("/ddprun/k", "two down");
+  REQUIRE_FALSE(no_quorum.ok());
+  CHECK(no_quorum.status().code() == StatusCode::kUnavailable);
+  const std::string message = no_quorum.status().message();
+  CHECK(message.find('\n') == std::string::npos);
+  for (const std::string& endpoint : cluster.ClientEndpoints()) {
+    CHECK(message.find(endpoint) != std::string::npos);
+  }
+
+  cluster.Restart(1);  // a quorum again (members 1 and 2); member 0 stays down
+  REQUIRE(client->Put("/ddprun/k", "quorum back").ok());
+  CHECK(client->Get("/ddprun/k")->value().value == "quorum back");
+}
+
+TEST_CASE("a malformed etcd endpoint list is refused naming the entry") {
+  CHECK(ParseEtcdEndpoints("h1:2379, h2:2379").value() ==
+        std::vector<std::string>{"h1:2379", "h2:2379"});
+  for (const char* bad : {"", "h1", "h1:", ":2379", "h1:2379,,h2:2379", "h1:99999"}) {
+    INFO(bad);
+    auto parsed = ParseEtcdEndpoints(bad);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.status().code() == StatusCode::kInvalidArgument);
+  }
+  CHECK(ParseEtcdEndpoints("h1:2379,h2").status().message().find("'h2'") != std::string::npos);
+  CHECK(PrefixEnd("/a/") == "/a0");
+  CHECK(PrefixEnd(std::string("a\xff", 2)) == "b");
+}
+
+}  // namespace
+}  // namespace ddprun::etcd

@@ -1,0 +1,128 @@
+// EtcdCluster; see etcd_cluster.h.
+#include "support/etcd_cluster.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+
+#include "support/timing_profile.h"
+
+namespace ddprun::testing {
+namespace {
+
+// 127.A.B.C for member `index` (0-2) of this process: C carries the pid's low 6 bits and the
+// index, B the next 8, A (128 and up, away from 127.0.0.x) the next 7.
+std::string MemberAddress(int index) {
+  const auto pid = static_cast<unsigned>(::getpid());
+  const unsigned a = 128 + ((pid >> 14) & 0x7f);
+  const unsigned b = (pid >> 6) & 0xff;
+  const unsigned c = (pid & 0x3f) * 4 + static_cast<unsigned>(index) + 1;
+  return "127." + std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c);
+}
+
+std::chrono::milliseconds Stretched(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * Stretch() * 1000));
+}
+
+}  // namespace
+
+std::string EtcdCluster::EtcdProgram() {
+  return ::access("/usr/bin/etcd", X_OK) == 0 ? "/usr/bin/etcd" : "";
+}
+
+EtcdCluster::EtcdCluster(int members) {
+  REQUIRE(members >= 1);
+  REQUIRE(members <= 3);
+  for (int i = 0; i < members; ++i) {
+    members_.push_back(
+        {.name = "m" + std::to_string(i), .address = MemberAddress(i), .process = {}});
+    initial_cluster_ +=
+        (i == 0 ? "" : ",") + members_.back().name + "=http://" + members_.back().address + ":2380";
+  }
+  for (int i = 0; i < members; ++i) Start(i, "new");
+  for (int i = 0; i < members; ++i) WaitReady(i);
+}
+
+EtcdCluster::~EtcdCluster() {
+  for (auto& member : members_) member.process.reset();  // SIGKILL and reap
+}
+
+std::string EtcdCluster::ClientEndpoint(int i) const {
+  return members_[static_cast<size_t>(i)].address + ":2379";
+}
+
+std::vector<std::string> EtcdCluster::ClientEndpoints() const {
+  std::vector<std::string> endpoints;
+  for (int i = 0; i < size(); ++i) endpoints.push_back(ClientEndpoint(i));
+  return endpoints;
+}
+
+std::string EtcdCluster::EndpointList() const {
+  std::string list;
+  for (const std::string& endpoint : ClientEndpoints())
+    list += (list.empty() ? "" : ",") + endpoint;
+  return list;
+}
+
+void EtcdCluster::Start(int i, const std::string& state) {
+  Member& member = members_[static_cast<size_t>(i)];
+  const std::string client = "http://" + member.address + ":2379";
+  const std::string peer = "http://" + member.address + ":2380";
+  member.process =
+      std::make_unique<ChildProcess>(std::vector<std::string>{EtcdProgram(),
+                                                              "--name",
+                                                              member.name,
+                                                              "--data-dir",
+                                                              dir_ / member.name,
+                                                              "--listen-client-urls",
+                                                              client,
+                                                              "--advertise-client-urls",
+                                                              client,
+                                                              "--listen-peer-urls",
+                                                              peer,
+                                                              "--initial-advertise-peer-urls",
+                                                              peer,
+                                                              "--initial-cluster",
+                                                              initial_cluster_,
+                                                              "--initial-cluster-state",
+                                                              state,
+                                                              "--initial-cluster-token",
+                                                              dir_.path(),
+                                                              "--heartbeat-interval",
+                                                              "50",
+                                                              "--election-timeout",
+                                                              "500",
+                                                              "--logger",
+                                                              "zap",
+                                                              "--log-outputs",
+                                                              "stdout"});
+}
+
+void EtcdCluster::WaitReady(int i) {
+  Member& member = members_[static_cast<size_t>(i)];
+  REQUIRE(member.process != nullptr);
+  const auto ready = member.process->WaitForStdoutLine(
+      [](const std::string& line) {
+        return line.find("serving client traffic") != std::string::npos;
+      },
+      Stretched(30));
+  INFO("etcd member " << member.name << " at " << member.address << ":\n"
+                      << member.process->stdout_text() << member.process->stderr_text());
+  REQUIRE(ready.has_value());
+}
+
+void EtcdCluster::Kill(int i) {
+  Member& member = members_[static_cast<size_t>(i)];
+  REQUIRE(member.process != nullptr);
+  member.process->Signal(SIGKILL);
+  REQUIRE(member.process->Wait(Stretched(10)).has_value());
+  member.process.reset();
+}
+
+void EtcdCluster::Restart(int i, bool wait) {
+  Start(i, "existing");
+  if (wait) WaitReady(i);
+}
+
+}  // namespace ddprun::testing

@@ -1,0 +1,58 @@
+// EtcdCluster: real etcd members (Debian's etcd-server, /usr/bin/etcd) for a test. Each member
+// listens on a loopback address of its own, 127.A.B.C with A, B and C made from the test
+// process's pid and the member's index, at etcd's usual ports 2379 (clients) and 2380 (peers):
+// CTest runs one test case per process, so no two running tests share an address, and no port
+// is probed and handed on. Members keep their data in a scratch directory, log to stdout, and
+// are ready when their log says they serve clients (after joining a quorum); elections are quick
+// (50 ms heartbeats, 500 ms election timeout). Every member still running is killed with the
+// object.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/child_process.h"
+
+namespace ddprun::testing {
+
+class EtcdCluster {
+ public:
+  // The path of Debian's etcd; "" when it is not installed (the caller skips).
+  static std::string EtcdProgram();
+
+  // Starts `members` members as one new cluster and waits until each serves clients.
+  explicit EtcdCluster(int members);
+  ~EtcdCluster();
+
+  int size() const { return static_cast<int>(members_.size()); }
+  // "127.A.B.C:2379" of member i.
+  std::string ClientEndpoint(int i) const;
+  // Every member's, in order.
+  std::vector<std::string> ClientEndpoints() const;
+  // "h1:2379,h2:2379,..." for flags and settings.
+  std::string EndpointList() const;
+
+  // kill -9 of member i, then waits for it to be gone.
+  void Kill(int i);
+  // Starts member i again on its data (it rejoins the cluster); waits until it is ready, which
+  // needs a quorum: with too few members up, call it for each before waiting on any
+  // (`wait` false), then WaitReady.
+  void Restart(int i, bool wait = true);
+  void WaitReady(int i);
+  bool running(int i) const { return members_[static_cast<size_t>(i)].process != nullptr; }
+
+ private:
+  struct Member {
+    std::string name;
+    std::string address;
+    std::unique_ptr<ChildProcess> process;
+  };
+  void Start(int i, const std::string& state);
+
+  ScratchDir dir_;
+  std::vector<Member> members_;
+  std::string initial_cluster_;
+};
+
+}  // namespace ddprun::testing
