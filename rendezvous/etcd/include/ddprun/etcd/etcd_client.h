@@ -87,7 +87,7 @@ class EtcdClient {
   Result<int64_t> KeepLeaseAlive(int64_t lease);
   Status RevokeLease(int64_t lease);
 
-  // The member answering now: its index in settings.endpoints and etcd's version string.
+  // The member answering now and its etcd version: "127.0.0.1:2379 (etcd 3.4.23)".
   Result<std::string> MemberStatus();
 
  private:
