@@ -94,6 +94,7 @@ struct Member {
   std::string endpoint;
   std::unique_ptr<pb::KV::Stub> kv;
   std::unique_ptr<pb::Lease::Stub> lease;
+  std::unique_ptr<pb::Watch::Stub> watch;
   std::unique_ptr<pb::Auth::Stub> auth;
   std::unique_ptr<pb::Maintenance::Stub> maintenance;
 };
@@ -105,8 +106,8 @@ struct EtcdClient::Members {
   Mutex token_mu;
   std::string token GUARDED_BY(token_mu);
 
-  void Prepare(grpc::ClientContext& context) {
-    context.set_deadline(std::chrono::system_clock::now() + settings.call_timeout);
+  void Prepare(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
     MutexLock lock(token_mu);
     if (!token.empty()) context.AddMetadata(kEtcdTokenKey, token);
   }
@@ -137,8 +138,11 @@ struct EtcdClient::Members {
   // is "ask another"; the first other answer (success or not) is the call's. A retried write
   // may have been applied by the member that did not answer in time: callers make their writes
   // idempotent, or guard them with compares that a second application fails.
+  // Each attempt's deadline is `timeout` (the settings' call timeout when zero).
   template <typename Call>
-  Status OnSomeMember(const char* what, Call&& call) {
+  Status OnSomeMember(const char* what, Call&& call,
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+    if (timeout.count() == 0) timeout = settings.call_timeout;
     std::string errors;
     const size_t first = current.load();
     for (size_t i = 0; i < members.size(); ++i) {
@@ -148,7 +152,7 @@ struct EtcdClient::Members {
       if (NeedsToken()) status = Authenticate(member);
       for (int attempt = 0; status.ok() && attempt < 2; ++attempt) {
         grpc::ClientContext context;
-        Prepare(context);
+        Prepare(context, timeout);
         status = call(member, context);
         if (status.ok() || settings.user.empty() || !TokenRefused(status)) break;
         status = Authenticate(member);  // the token expired: once more with a new one
@@ -184,6 +188,7 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::Open(EtcdSettings settings) {
     members->members.push_back({.endpoint = endpoint,
                                 .kv = pb::KV::NewStub(channel),
                                 .lease = pb::Lease::NewStub(channel),
+                                .watch = pb::Watch::NewStub(channel),
                                 .auth = pb::Auth::NewStub(channel),
                                 .maintenance = pb::Maintenance::NewStub(channel)});
   }
@@ -252,6 +257,46 @@ Result<TxnOutcome> EtcdClient::Txn(const pb::TxnRequest& request) {
   outcome.revision = response.header().revision();
   outcome.responses.assign(response.responses().begin(), response.responses().end());
   return outcome;
+}
+
+Result<std::optional<KeyChange>> EtcdClient::WaitForChange(const std::string& key,
+                                                           int64_t after_revision,
+                                                           std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::optional<KeyChange> change;
+  Status status = members_->OnSomeMember(
+      "watch",
+      [&](Member& m, grpc::ClientContext& c) {
+        auto stream = m.watch->Watch(&c);
+        pb::WatchRequest request;
+        request.mutable_create_request()->set_key(key);
+        request.mutable_create_request()->set_start_revision(after_revision + 1);
+        if (!stream->Write(request)) return stream->Finish();
+        pb::WatchResponse response;
+        while (!change && stream->Read(&response)) {
+          if (response.canceled()) break;  // compacted past after_revision, or refused
+          for (const pb::Event& event : response.events()) {
+            change = KeyChange{.deleted = event.type() == pb::Event::DELETE,
+                               .kv = FromProto(event.kv())};
+            break;
+          }
+        }
+        c.TryCancel();
+        grpc::Status ended = stream->Finish();
+        if (change) return grpc::Status::OK;
+        if (response.canceled()) {
+          return grpc::Status(grpc::StatusCode::OUT_OF_RANGE,
+                              "watch cancelled: " + response.cancel_reason() +
+                                  " (compacted at revision " +
+                                  std::to_string(response.compact_revision()) + ")");
+        }
+        // The wait's own deadline, not a member's failure: no change came.
+        if (std::chrono::steady_clock::now() >= deadline) return grpc::Status::OK;
+        return ended.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "watch ended") : ended;
+      },
+      timeout);
+  if (!status.ok()) return status;
+  return change;
 }
 
 Result<int64_t> EtcdClient::GrantLease(std::chrono::seconds ttl) {

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ddprun/etcd/leadership.h"
 #include "support/etcd_cluster.h"
 #include "support/skip.h"
 
@@ -22,22 +23,6 @@ std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
   auto client = EtcdClient::Open({.endpoints = cluster.ClientEndpoints()});
   REQUIRE(client.ok());
   return std::move(client).value();
-}
-
-// A transaction that puts `key` = `value` only if `key` does not exist.
-etcdserverpb::TxnRequest CreateIfAbsent(const std::string& key, const std::string& value,
-                                        int64_t lease = 0) {
-  etcdserverpb::TxnRequest txn;
-  auto* compare = txn.add_compare();
-  compare->set_key(key);
-  compare->set_target(etcdserverpb::Compare::CREATE);
-  compare->set_result(etcdserverpb::Compare::EQUAL);
-  compare->set_create_revision(0);
-  auto* put = txn.add_success()->mutable_request_put();
-  put->set_key(key);
-  put->set_value(value);
-  put->set_lease(lease);
-  return txn;
 }
 
 TEST_CASE("the etcd client reads and writes keys, prefixes and guarded transactions") {
@@ -81,6 +66,30 @@ TEST_CASE("the etcd client reads and writes keys, prefixes and guarded transacti
   CHECK(*deleted == 2);
   CHECK(client->GetPrefix("/ddprun/jobs/")->kvs.empty());
   CHECK(client->Get("/ddprun/jobsx")->has_value());
+}
+
+TEST_CASE("a wait for a key's change sees a put and a delete, and times out without one") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client = ClientOf(cluster);
+  const int64_t start = client->Put("/ddprun/k", "0").value();
+  auto quiet = client->WaitForChange("/ddprun/k", start, std::chrono::milliseconds(200));
+  REQUIRE(quiet.ok());
+  CHECK_FALSE(quiet->has_value());
+
+  const int64_t put = client->Put("/ddprun/k", "1").value();
+  REQUIRE(client->DeletePrefix("/ddprun/k").value() == 1);
+  // Both happened before the waits began: each is found from the revision it follows.
+  auto first = client->WaitForChange("/ddprun/k", start, std::chrono::seconds(10));
+  REQUIRE(first.ok());
+  REQUIRE(first->has_value());
+  CHECK_FALSE((*first)->deleted);
+  CHECK((*first)->kv.value == "1");
+  CHECK((*first)->kv.mod_revision == put);
+  auto second = client->WaitForChange("/ddprun/k", put, std::chrono::seconds(10));
+  REQUIRE(second.ok());
+  REQUIRE(second->has_value());
+  CHECK((*second)->deleted);
 }
 
 TEST_CASE("an etcd lease keeps its keys while renewed, and takes them when revoked") {

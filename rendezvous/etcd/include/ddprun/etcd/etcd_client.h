@@ -60,6 +60,12 @@ struct TxnOutcome {
   std::vector<etcdserverpb::ResponseOp> responses;
 };
 
+// A change of one key, as a watch sees it.
+struct KeyChange {
+  bool deleted = false;  // else a put
+  KeyValue kv;           // after the put; for a delete, the key and the revision of the delete
+};
+
 // The range end that selects every key starting with `prefix` (etcd's prefix convention).
 std::string PrefixEnd(const std::string& prefix);
 
@@ -80,6 +86,13 @@ class EtcdClient {
   Result<int64_t> Put(const std::string& key, const std::string& value, int64_t lease = 0);
   Result<int64_t> DeletePrefix(const std::string& prefix);  // how many keys went
   Result<TxnOutcome> Txn(const etcdserverpb::TxnRequest& request);
+
+  // Waits at most `timeout` (on each member it tries) for the first change of `key` after
+  // revision `after_revision`;
+  // nullopt when none came. A change made while the member watched is not missed if that member
+  // fails: the watch resumes on another from the same revision.
+  Result<std::optional<KeyChange>> WaitForChange(const std::string& key, int64_t after_revision,
+                                                 std::chrono::milliseconds timeout);
 
   // A lease of `ttl` (etcd rounds up to whole seconds, at least its minimum); its id.
   Result<int64_t> GrantLease(std::chrono::seconds ttl);
