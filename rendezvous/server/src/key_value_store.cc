@@ -15,28 +15,9 @@ void RunAll(std::vector<std::function<void()>>& callbacks) {
 
 }  // namespace
 
-Status KeyValueStore::CheckKey(const StoreScopeKey& scope, const std::string& key) const {
-  if (scope.job_id.size() > limits_.max_job_id_bytes) {
-    return InvalidArgumentError("a job id of " + std::to_string(scope.job_id.size()) +
-                                " bytes is over the limit of " +
-                                std::to_string(limits_.max_job_id_bytes));
-  }
-  if (key.empty()) return InvalidArgumentError("store key must not be empty");
-  if (key.size() > limits_.max_key_bytes) {
-    return InvalidArgumentError("store key of " + std::to_string(key.size()) +
-                                " bytes is over the limit of " +
-                                std::to_string(limits_.max_key_bytes));
-  }
-  return Status::Ok();
-}
-
 Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string& key,
                                   std::string value, std::vector<std::function<void()>>& ready) {
-  if (value.size() > limits_.max_value_bytes) {
-    return ResourceExhaustedError("store value of " + std::to_string(value.size()) +
-                                  " bytes for key '" + key + "' is over the limit of " +
-                                  std::to_string(limits_.max_value_bytes));
-  }
+  RETURN_IF_ERROR(CheckStoreValue(limits_, key, value));
   EntryKey entry_key{scope, key};
   auto existing = entries_.find(entry_key);
   const size_t old_bytes = existing == entries_.end() ? 0 : key.size() + existing->second.size();
@@ -72,7 +53,7 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
 }
 
 Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, std::string value) {
-  RETURN_IF_ERROR(CheckKey(scope, key));
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
   std::vector<std::function<void()>> ready;
   Status status;
   {
@@ -92,7 +73,7 @@ Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::st
 
 Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string& key,
                                    int64_t delta) {
-  RETURN_IF_ERROR(CheckKey(scope, key));
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
   std::vector<std::function<void()>> ready;
   int64_t sum = 0;
   {
@@ -110,7 +91,7 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
                                                     const std::string& key,
                                                     const std::string& expected,
                                                     std::string desired) {
-  RETURN_IF_ERROR(CheckKey(scope, key));
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
   std::vector<std::function<void()>> ready;
   CompareSetOutcome outcome;
   {
@@ -156,7 +137,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
                                 " keys; the limit is " + std::to_string(limits_.max_keys_per_wait));
   }
   for (const auto& key : keys) {
-    RETURN_IF_ERROR(CheckKey(scope, key));
+    RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
   }
   WaiterId id;
   {

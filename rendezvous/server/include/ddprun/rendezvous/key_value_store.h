@@ -16,33 +16,9 @@
 
 #include "ddprun/base/status.h"
 #include "ddprun/base/thread_annotations.h"
+#include "ddprun/rendezvous/store_limits.h"
 
 namespace ddprun {
-
-struct StoreScopeKey {
-  std::string job_id;
-  int64_t round = 0;
-  auto operator<=>(const StoreScopeKey&) const = default;
-};
-
-// What the store holds at most; docs/limits.md lists them with the rest of the server's.
-struct KeyValueLimits {
-  size_t max_job_id_bytes = 256;             // a scope's job id
-  size_t max_key_bytes = 1024;               // per key
-  size_t max_value_bytes = 1 << 20;          // per value (1 MiB)
-  size_t max_job_bytes = 64u << 20;          // keys + values of one job, all rounds (64 MiB)
-  size_t max_total_bytes = size_t{1} << 30;  // keys + values of every job together (1 GiB)
-  size_t max_keys_per_wait = 1024;           // keys named by one wait
-  // Keys that pending waits still miss (each costs about 350 bytes): over one job's waits, so a
-  // job that waits on too much is refused before it crowds out the others; and over every wait.
-  size_t max_waited_keys_per_job = 64u << 10;
-  size_t max_waited_keys = 1u << 20;
-};
-
-struct CompareSetOutcome {
-  std::string value;  // what the key holds afterwards ("" when still absent)
-  bool swapped = false;
-};
 
 class KeyValueStore {
  public:
@@ -96,7 +72,6 @@ class KeyValueStore {
   };
   using EntryKey = std::pair<StoreScopeKey, std::string>;
 
-  Status CheckKey(const StoreScopeKey& scope, const std::string& key) const;
   // Stores value and collects the callbacks of waiters it completes.
   Status StoreLocked(const StoreScopeKey& scope, const std::string& key, std::string value,
                      std::vector<std::function<void()>>& ready) REQUIRES(mu_);

@@ -1,0 +1,169 @@
+// EtcdJobStore; see etcd_job_store.h.
+#include "ddprun/etcd/etcd_job_store.h"
+
+#include "ddprun/base/status_macros.h"
+#include "ddprun/base/store_add.h"
+
+namespace ddprun::etcd {
+namespace {
+
+namespace pb = etcdserverpb;
+
+// A read-modify-write that keeps losing to other writers of the key gives up after this many
+// tries (each loss means another writer succeeded, so the store as a whole progresses).
+constexpr int kMaxCasAttempts = 64;
+
+std::string EscapedJobId(const std::string& job_id) {
+  std::string escaped;
+  for (char c : job_id) {
+    if (c == '%') {
+      escaped += "%25";
+    } else if (c == '/') {
+      escaped += "%2F";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// A compare that holds while `key` is as `seen` left it: absent, or at that mod revision.
+void CompareUnchanged(pb::TxnRequest& txn, const std::string& key,
+                      const std::optional<KeyValue>& seen) {
+  auto* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_result(pb::Compare::EQUAL);
+  if (seen) {
+    compare->set_target(pb::Compare::MOD);
+    compare->set_mod_revision(seen->mod_revision);
+  } else {
+    compare->set_target(pb::Compare::CREATE);
+    compare->set_create_revision(0);
+  }
+}
+
+void AddPut(pb::TxnRequest& txn, const std::string& key, const std::string& value) {
+  auto* put = txn.add_success()->mutable_request_put();
+  put->set_key(key);
+  put->set_value(value);
+}
+
+}  // namespace
+
+EtcdJobStore::EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits)
+    : client_(client), prefix_(std::move(prefix)), limits_(limits) {}
+
+std::string EtcdJobStore::JobPrefix(const std::string& job_id) const {
+  return prefix_ + "jobs/" + EscapedJobId(job_id) + "/kv/";
+}
+
+std::string EtcdJobStore::EtcdKeyOf(const StoreScopeKey& scope, const std::string& key) const {
+  return JobPrefix(scope.job_id) + std::to_string(scope.round) + "/" + key;
+}
+
+Status EtcdJobStore::Set(const StoreScopeKey& scope, const std::string& key,
+                         const std::string& value) {
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  RETURN_IF_ERROR(CheckStoreValue(limits_, key, value));
+  return client_.Put(EtcdKeyOf(scope, key), value).status();
+}
+
+Result<std::string> EtcdJobStore::Get(const StoreScopeKey& scope, const std::string& key) {
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  ASSIGN_OR_RETURN(auto kv, client_.Get(EtcdKeyOf(scope, key)));
+  if (!kv) return NotFoundError("store key '" + key + "' is not set");
+  return kv->value;
+}
+
+Result<int64_t> EtcdJobStore::Add(const StoreScopeKey& scope, const std::string& key,
+                                  int64_t delta) {
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  const std::string etcd_key = EtcdKeyOf(scope, key);
+  for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+    ASSIGN_OR_RETURN(auto seen, client_.Get(etcd_key));
+    ASSIGN_OR_RETURN(int64_t sum, AddToStoredInteger(seen ? &seen->value : nullptr, delta, key));
+    pb::TxnRequest txn;
+    CompareUnchanged(txn, etcd_key, seen);
+    AddPut(txn, etcd_key, std::to_string(sum));
+    ASSIGN_OR_RETURN(TxnOutcome outcome, client_.Txn(txn));
+    if (outcome.succeeded) return sum;
+  }
+  return Status(StatusCode::kAborted, "add to store key '" + key + "' lost to other writers " +
+                                          std::to_string(kMaxCasAttempts) + " times in a row");
+}
+
+Result<CompareSetOutcome> EtcdJobStore::CompareSet(const StoreScopeKey& scope,
+                                                   const std::string& key,
+                                                   const std::string& expected,
+                                                   const std::string& desired) {
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  RETURN_IF_ERROR(CheckStoreValue(limits_, key, desired));
+  const std::string etcd_key = EtcdKeyOf(scope, key);
+  for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+    // etcd compares a value only of a key that exists; "absent" is a compare of its creation.
+    // So: read, decide as PyTorch does, and write only if the key is still as read.
+    ASSIGN_OR_RETURN(auto seen, client_.Get(etcd_key));
+    const bool matches = seen ? seen->value == expected : expected.empty();
+    if (!matches) return CompareSetOutcome{.value = seen ? seen->value : "", .swapped = false};
+    pb::TxnRequest txn;
+    CompareUnchanged(txn, etcd_key, seen);
+    AddPut(txn, etcd_key, desired);
+    ASSIGN_OR_RETURN(TxnOutcome outcome, client_.Txn(txn));
+    if (outcome.succeeded) return CompareSetOutcome{.value = desired, .swapped = true};
+  }
+  return Status(StatusCode::kAborted, "compare_set of store key '" + key +
+                                          "' lost to other writers " +
+                                          std::to_string(kMaxCasAttempts) + " times in a row");
+}
+
+Result<bool> EtcdJobStore::Delete(const StoreScopeKey& scope, const std::string& key) {
+  RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  // A prefix delete of the exact key would also take "key..." keys: delete the one key only.
+  pb::TxnRequest txn;
+  auto* erase = txn.add_success()->mutable_request_delete_range();
+  erase->set_key(EtcdKeyOf(scope, key));
+  ASSIGN_OR_RETURN(TxnOutcome outcome, client_.Txn(txn));
+  return outcome.responses.at(0).response_delete_range().deleted() > 0;
+}
+
+Status EtcdJobStore::Wait(const StoreScopeKey& scope, const std::vector<std::string>& keys,
+                          std::chrono::milliseconds timeout) {
+  if (keys.empty()) return InvalidArgumentError("a wait names no key");
+  if (keys.size() > limits_.max_keys_per_wait) {
+    return InvalidArgumentError("wait names " + std::to_string(keys.size()) +
+                                " keys; the limit is " + std::to_string(limits_.max_keys_per_wait));
+  }
+  for (const std::string& key : keys) RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // One key after the other: a set key stays set (until a delete), so once each has been seen
+  // set, all are.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string etcd_key = EtcdKeyOf(scope, keys[i]);
+    while (true) {
+      pb::TxnRequest read;  // the key and the store's revision, in one request
+      read.add_success()->mutable_request_range()->set_key(etcd_key);
+      ASSIGN_OR_RETURN(TxnOutcome outcome, client_.Txn(read));
+      if (outcome.responses.at(0).response_range().kvs_size() > 0) break;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      std::optional<KeyChange> change;
+      if (left.count() > 0) {
+        ASSIGN_OR_RETURN(change, client_.WaitForChange(etcd_key, outcome.revision, left));
+      }
+      if (!change) {
+        return DeadlineExceededError(
+            "wait for " + std::to_string(keys.size()) + " key(s) timed out after " +
+            std::to_string(timeout.count()) + " ms; '" + keys[i] + "' and " +
+            std::to_string(keys.size() - i - 1) + " after it not checked yet");
+      }
+      if (!change->deleted) break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status EtcdJobStore::DropJob(const std::string& job_id) {
+  return client_.DeletePrefix(JobPrefix(job_id)).status();
+}
+
+}  // namespace ddprun::etcd

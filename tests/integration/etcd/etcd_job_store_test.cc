@@ -1,0 +1,141 @@
+// The jobs' store in etcd (rendezvous/etcd/etcd_job_store.h) over real etcd members: two stores
+// on one cluster stand for two daemons serving one job. What one sets the other reads and waits
+// for; adds from both at once lose nothing; compare_set answers as PyTorch's does; the limits
+// are the in-memory store's; the keys outlive the member that took them.
+#include "ddprun/etcd/etcd_job_store.h"
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "ddprun/rendezvous/key_value_store.h"
+#include "support/etcd_cluster.h"
+#include "support/skip.h"
+
+namespace ddprun::etcd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::EtcdCluster;
+using testing::SkipTest;
+
+constexpr char kNoEtcd[] = "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
+
+std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
+  auto client = EtcdClient::Open({.endpoints = cluster.ClientEndpoints()});
+  REQUIRE(client.ok());
+  return std::move(client).value();
+}
+
+const StoreScopeKey kJob{.job_id = "job/1", .round = 0};
+
+TEST_CASE("two daemons' etcd stores serve one job's keys: set, get, wait, delete, drop") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client_a = ClientOf(cluster);
+  auto client_b = ClientOf(cluster);
+  EtcdJobStore a(*client_a, "/ddprun/");
+  EtcdJobStore b(*client_b, "/ddprun/");
+  CHECK(a.EtcdKeyOf(kJob, "k") == "/ddprun/jobs/job%2F1/kv/0/k");
+
+  CHECK(b.Get(kJob, "nccl_id").status().code() == StatusCode::kNotFound);
+  REQUIRE(a.Set(kJob, "nccl_id", std::string("\0id", 3)).ok());
+  CHECK(b.Get(kJob, "nccl_id").value() == std::string("\0id", 3));
+  CHECK(b.Get({.job_id = "job/1", .round = 1}, "nccl_id").status().code() == StatusCode::kNotFound);
+
+  // A wait on b for keys a sets later, on another thread.
+  std::thread setter([&] {
+    REQUIRE(a.Set(kJob, "rank1", "x").ok());
+    REQUIRE(a.Set(kJob, "rank2", "y").ok());
+  });
+  CHECK(b.Wait(kJob, {"nccl_id", "rank1", "rank2"}, 30s).ok());
+  setter.join();
+  auto missing = b.Wait(kJob, {"rank1", "never"}, 300ms);
+  CHECK(missing.code() == StatusCode::kDeadlineExceeded);
+  CHECK(missing.message().find("'never'") != std::string::npos);
+
+  CHECK(b.Delete(kJob, "rank1").value());
+  CHECK_FALSE(b.Delete(kJob, "rank1").value());
+  CHECK(a.Get(kJob, "rank2").ok());  // "rank1" was deleted alone, not as a prefix
+
+  REQUIRE(a.Set({.job_id = "job/10", .round = 0}, "k", "other job").ok());
+  REQUIRE(b.DropJob("job/1").ok());
+  CHECK(a.Get(kJob, "nccl_id").status().code() == StatusCode::kNotFound);
+  CHECK(a.Get({.job_id = "job/10", .round = 0}, "k").value() == "other job");
+}
+
+TEST_CASE("adds from two daemons' etcd stores at once lose nothing") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client_a = ClientOf(cluster);
+  auto client_b = ClientOf(cluster);
+  EtcdJobStore a(*client_a, "/ddprun/");
+  EtcdJobStore b(*client_b, "/ddprun/");
+  constexpr int kAddsEach = 50;
+  auto adder = [&](EtcdJobStore& store) {
+    for (int i = 0; i < kAddsEach; ++i) REQUIRE(store.Add(kJob, "counter", 1).ok());
+  };
+  std::thread first(adder, std::ref(a));
+  std::thread second(adder, std::ref(b));
+  first.join();
+  second.join();
+  CHECK(a.Add(kJob, "counter", 0).value() == 2 * kAddsEach);
+
+  REQUIRE(a.Set(kJob, "text", "not a number").ok());
+  CHECK(b.Add(kJob, "text", 1).status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("compare_set in etcd answers as PyTorch's store does") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client = ClientOf(cluster);
+  EtcdJobStore store(*client, "/ddprun/");
+  // Absent with a non-empty expectation: nothing set, "" back.
+  auto absent = store.CompareSet(kJob, "k", "old", "new").value();
+  CHECK_FALSE(absent.swapped);
+  CHECK(absent.value.empty());
+  CHECK(store.Get(kJob, "k").status().code() == StatusCode::kNotFound);
+  // Absent with an empty expectation: set.
+  auto created = store.CompareSet(kJob, "k", "", "first").value();
+  CHECK(created.swapped);
+  CHECK(created.value == "first");
+  // Present, expectation wrong: the value as it is.
+  auto wrong = store.CompareSet(kJob, "k", "other", "second").value();
+  CHECK_FALSE(wrong.swapped);
+  CHECK(wrong.value == "first");
+  // Present, expectation right.
+  auto swapped = store.CompareSet(kJob, "k", "first", "second").value();
+  CHECK(swapped.swapped);
+  CHECK(store.Get(kJob, "k").value() == "second");
+}
+
+TEST_CASE("the etcd store refuses what the in-memory store refuses, with the same messages") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(1);
+  auto client = ClientOf(cluster);
+  EtcdJobStore store(*client, "/ddprun/");
+  KeyValueStore memory;
+  const std::string big((1 << 20) + 1, 'v');
+  CHECK(store.Set(kJob, "big", big).message() == memory.Set(kJob, "big", big).message());
+  CHECK(store.Set(kJob, "big", big).code() == StatusCode::kResourceExhausted);
+  const std::string long_key(1025, 'k');
+  CHECK(store.Set(kJob, long_key, "v").message() == memory.Set(kJob, long_key, "v").message());
+  CHECK(store.Get(kJob, "").status().code() == StatusCode::kInvalidArgument);
+  std::vector<std::string> too_many(1025, "k");
+  CHECK(store.Wait(kJob, too_many, 1s).code() == StatusCode::kInvalidArgument);
+  // Nothing of it reached etcd.
+  CHECK(client->GetPrefix("/ddprun/").value().kvs.empty());
+}
+
+TEST_CASE("a job's keys in etcd outlive the member that took them") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  EtcdCluster cluster(3);
+  auto client = ClientOf(cluster);
+  EtcdJobStore store(*client, "/ddprun/");
+  REQUIRE(store.Set(kJob, "nccl_id", "id").ok());
+  cluster.Kill(0);
+  CHECK(store.Get(kJob, "nccl_id").value() == "id");
+  CHECK(store.Add(kJob, "counter", 5).value() == 5);
+}
+
+}  // namespace
+}  // namespace ddprun::etcd
