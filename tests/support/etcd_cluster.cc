@@ -65,6 +65,12 @@ std::string EtcdCluster::EndpointList() const {
   return list;
 }
 
+std::unique_ptr<etcd::EtcdClient> EtcdCluster::OpenClient() const {
+  auto client = etcd::EtcdClient::Open({.endpoints = ClientEndpoints()});
+  REQUIRE(client.ok());
+  return std::move(client).value();
+}
+
 void EtcdCluster::Start(int i, const std::string& state) {
   Member& member = members_[static_cast<size_t>(i)];
   const std::string client = "http://" + member.address + ":2379";

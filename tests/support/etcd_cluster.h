@@ -12,14 +12,18 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/etcd/etcd_client.h"
 #include "support/child_process.h"
 
 namespace ddprun::testing {
 
 class EtcdCluster {
  public:
-  // The path of Debian's etcd; "" when it is not installed (the caller skips).
+  // The path of Debian's etcd; "" when it is not installed (the caller skips with
+  // kNotInstalled).
   static std::string EtcdProgram();
+  static constexpr char kNotInstalled[] =
+      "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
 
   // Starts `members` members as one new cluster and waits until each serves clients.
   explicit EtcdCluster(int members);
@@ -32,6 +36,9 @@ class EtcdCluster {
   std::vector<std::string> ClientEndpoints() const;
   // "h1:2379,h2:2379,..." for flags and settings.
   std::string EndpointList() const;
+
+  // A client of every member, in order.
+  std::unique_ptr<etcd::EtcdClient> OpenClient() const;
 
   // kill -9 of member i, then waits for it to be gone.
   void Kill(int i);

@@ -17,18 +17,10 @@ namespace {
 using testing::EtcdCluster;
 using testing::SkipTest;
 
-constexpr char kNoEtcd[] = "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
-
-std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
-  auto client = EtcdClient::Open({.endpoints = cluster.ClientEndpoints()});
-  REQUIRE(client.ok());
-  return std::move(client).value();
-}
-
 TEST_CASE("the etcd client reads and writes keys, prefixes and guarded transactions") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
 
   auto missing = client->Get("/ddprun/none");
   REQUIRE(missing.ok());
@@ -69,9 +61,9 @@ TEST_CASE("the etcd client reads and writes keys, prefixes and guarded transacti
 }
 
 TEST_CASE("a wait for a key's change sees a put and a delete, and times out without one") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   const int64_t start = client->Put("/ddprun/k", "0").value();
   auto quiet = client->WaitForChange("/ddprun/k", start, std::chrono::milliseconds(200));
   REQUIRE(quiet.ok());
@@ -93,9 +85,9 @@ TEST_CASE("a wait for a key's change sees a put and a delete, and times out with
 }
 
 TEST_CASE("an etcd lease keeps its keys while renewed, and takes them when revoked") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   auto lease = client->GrantLease(std::chrono::seconds(30));
   REQUIRE(lease.ok());
   REQUIRE(client->Txn(CreateIfAbsent("/ddprun/leader", "me", *lease))->succeeded);
@@ -113,9 +105,9 @@ TEST_CASE("an etcd lease keeps its keys while renewed, and takes them when revok
 }
 
 TEST_CASE("the etcd client moves to another member while a minority is down") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(3);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   REQUIRE(client->Put("/ddprun/k", "before").ok());
   const std::string answering = client->MemberStatus().value();
   CHECK(answering.rfind(cluster.ClientEndpoint(0), 0) == 0);

@@ -18,21 +18,13 @@ using namespace std::chrono_literals;
 using testing::EtcdCluster;
 using testing::SkipTest;
 
-constexpr char kNoEtcd[] = "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
-
-std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
-  auto client = EtcdClient::Open({.endpoints = cluster.ClientEndpoints()});
-  REQUIRE(client.ok());
-  return std::move(client).value();
-}
-
 const StoreScopeKey kJob{.job_id = "job/1", .round = 0};
 
 TEST_CASE("two daemons' etcd stores serve one job's keys: set, get, wait, delete, drop") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client_a = ClientOf(cluster);
-  auto client_b = ClientOf(cluster);
+  auto client_a = cluster.OpenClient();
+  auto client_b = cluster.OpenClient();
   EtcdJobStore a(*client_a, "/ddprun/");
   EtcdJobStore b(*client_b, "/ddprun/");
   CHECK(a.EtcdKeyOf(kJob, "k") == "/ddprun/jobs/job%2F1/kv/0/k");
@@ -64,10 +56,10 @@ TEST_CASE("two daemons' etcd stores serve one job's keys: set, get, wait, delete
 }
 
 TEST_CASE("adds from two daemons' etcd stores at once lose nothing") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client_a = ClientOf(cluster);
-  auto client_b = ClientOf(cluster);
+  auto client_a = cluster.OpenClient();
+  auto client_b = cluster.OpenClient();
   EtcdJobStore a(*client_a, "/ddprun/");
   EtcdJobStore b(*client_b, "/ddprun/");
   constexpr int kAddsEach = 50;
@@ -85,9 +77,9 @@ TEST_CASE("adds from two daemons' etcd stores at once lose nothing") {
 }
 
 TEST_CASE("compare_set in etcd answers as PyTorch's store does") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   EtcdJobStore store(*client, "/ddprun/");
   // Absent with a non-empty expectation: nothing set, "" back.
   auto absent = store.CompareSet(kJob, "k", "old", "new").value();
@@ -109,9 +101,9 @@ TEST_CASE("compare_set in etcd answers as PyTorch's store does") {
 }
 
 TEST_CASE("the etcd store refuses what the in-memory store refuses, with the same messages") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   EtcdJobStore store(*client, "/ddprun/");
   KeyValueStore memory;
   const std::string big((1 << 20) + 1, 'v');
@@ -127,9 +119,9 @@ TEST_CASE("the etcd store refuses what the in-memory store refuses, with the sam
 }
 
 TEST_CASE("a job's keys in etcd outlive the member that took them") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(3);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   EtcdJobStore store(*client, "/ddprun/");
   REQUIRE(store.Set(kJob, "nccl_id", "id").ok());
   cluster.Kill(0);

@@ -16,14 +16,7 @@ using namespace std::chrono_literals;
 using testing::EtcdCluster;
 using testing::SkipTest;
 
-constexpr char kNoEtcd[] = "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
 constexpr char kKey[] = "/ddprun/jobs/j/leader";
-
-std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
-  auto client = EtcdClient::Open({.endpoints = cluster.ClientEndpoints()});
-  REQUIRE(client.ok());
-  return std::move(client).value();
-}
 
 // A transaction putting the job's state, as a leader writes it.
 etcdserverpb::TxnRequest PutState(const std::string& value) {
@@ -41,9 +34,9 @@ std::string StateIn(EtcdClient& client) {
 }
 
 TEST_CASE("one holder leads at a time, and a deposed leader's fenced write fails") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   Leadership a(*client, {.key = kKey, .holder = "a", .ttl = 30s});
   Leadership b(*client, {.key = kKey, .holder = "b", .ttl = 30s});
   REQUIRE(a.Step().value());
@@ -72,9 +65,9 @@ TEST_CASE("one holder leads at a time, and a deposed leader's fenced write fails
 }
 
 TEST_CASE("a leader stops acting by its own clock before its lease can run out") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   ManualTime time;
   Leadership a(*client, {.key = kKey, .holder = "a", .ttl = 30s, .margin = 500ms}, time);
   REQUIRE(a.Step().value());
@@ -94,9 +87,9 @@ TEST_CASE("a leader stops acting by its own clock before its lease can run out")
 }
 
 TEST_CASE("a leader that stops renewing loses the key with its lease, and another takes it") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   Leadership a(*client, {.key = kKey, .holder = "a", .ttl = 1s, .margin = 200ms});
   Leadership b(*client, {.key = kKey, .holder = "b", .ttl = 30s});
   REQUIRE(a.Step().value());
@@ -116,9 +109,9 @@ TEST_CASE("a leader that stops renewing loses the key with its lease, and anothe
 }
 
 TEST_CASE("a leader that resigns hands the key over at once") {
-  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(kNoEtcd);
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  auto client = ClientOf(cluster);
+  auto client = cluster.OpenClient();
   Leadership a(*client, {.key = kKey, .holder = "a", .ttl = 30s});
   Leadership b(*client, {.key = kKey, .holder = "b", .ttl = 30s});
   REQUIRE(a.Step().value());
