@@ -26,16 +26,15 @@ std::string ConfigFileArgument(const std::vector<std::string>& args) {
 
 std::vector<FlagSpec> DaemonFlags(DaemonFlagValues& values) {
   DaemonConfig& config = values.config;
+  values.config_help = "Read settings from this file (key = value:";
+  for (const std::string& key : DaemonConfigFileKeys()) values.config_help += " " + key;
+  values.config_help += "); flags win over it";
   return {
       {.name = "--version",
        .pet = false,
        .help = "Print the version and exit",
        .target = &values.version},
-      {.name = "--config",
-       .pet = false,
-       .help = "Read settings from this file (key = value: bind, port, port_file, token_file, "
-               "tls_cert, tls_key, tls_ca, agent_program, allow_root_jobs); flags win over it",
-       .target = &values.config_file},
+      {.name = "--config", .pet = false, .help = values.config_help, .target = &values.config_file},
       {.name = "--bind",
        .pet = false,
        .help = "Address to listen on (0.0.0.0: every interface; needs --token-file)",

@@ -43,6 +43,7 @@ struct DaemonFlagValues {
   std::string token_file;
   TlsFlags tls;
   bool version = false;
+  std::string config_help;  // --config's help, which lists the file's keys
 };
 
 // ddprund's flags as rows (flag_spec.h), each filling its field of `values`. None has a PET_
