@@ -75,34 +75,25 @@ void EtcdCluster::Start(int i, const std::string& state) {
   Member& member = members_[static_cast<size_t>(i)];
   const std::string client = "http://" + member.address + ":2379";
   const std::string peer = "http://" + member.address + ":2380";
-  member.process =
-      std::make_unique<ChildProcess>(std::vector<std::string>{EtcdProgram(),
-                                                              "--name",
-                                                              member.name,
-                                                              "--data-dir",
-                                                              dir_ / member.name,
-                                                              "--listen-client-urls",
-                                                              client,
-                                                              "--advertise-client-urls",
-                                                              client,
-                                                              "--listen-peer-urls",
-                                                              peer,
-                                                              "--initial-advertise-peer-urls",
-                                                              peer,
-                                                              "--initial-cluster",
-                                                              initial_cluster_,
-                                                              "--initial-cluster-state",
-                                                              state,
-                                                              "--initial-cluster-token",
-                                                              dir_.path(),
-                                                              "--heartbeat-interval",
-                                                              "50",
-                                                              "--election-timeout",
-                                                              "500",
-                                                              "--logger",
-                                                              "zap",
-                                                              "--log-outputs",
-                                                              "stdout"});
+  // Through setpriv, so that a member gets SIGKILL when this test dies without its destructor
+  // (a crash, an abort under a sanitizer): no member outlives its test and holds its address.
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", EtcdProgram()};
+  const std::vector<std::pair<std::string, std::string>> flags = {
+      {"--name", member.name},
+      {"--data-dir", dir_ / member.name},
+      {"--listen-client-urls", client},
+      {"--advertise-client-urls", client},
+      {"--listen-peer-urls", peer},
+      {"--initial-advertise-peer-urls", peer},
+      {"--initial-cluster", initial_cluster_},
+      {"--initial-cluster-state", state},
+      {"--initial-cluster-token", dir_.path()},
+      {"--heartbeat-interval", "50"},
+      {"--election-timeout", "500"},
+      {"--logger", "zap"},
+      {"--log-outputs", "stdout"}};
+  for (const auto& [flag, value] : flags) argv.push_back(flag + "=" + value);
+  member.process = std::make_unique<ChildProcess>(argv);
 }
 
 void EtcdCluster::WaitReady(int i) {
