@@ -108,6 +108,10 @@ struct EtcdClient::Members {
 
   void Prepare(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
     context.set_deadline(std::chrono::system_clock::now() + timeout);
+    AddToken(context);
+  }
+
+  void AddToken(grpc::ClientContext& context) {
     MutexLock lock(token_mu);
     if (!token.empty()) context.AddMetadata(kEtcdTokenKey, token);
   }
@@ -297,6 +301,85 @@ Result<std::optional<KeyChange>> EtcdClient::WaitForChange(const std::string& ke
       timeout);
   if (!status.ok()) return status;
   return change;
+}
+
+void EtcdClient::WatchStop::Stop() {
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+  if (context_ != nullptr) static_cast<grpc::ClientContext*>(context_)->TryCancel();
+  stopped_changed_.notify_all();
+}
+
+bool EtcdClient::WatchStop::stopped() {
+  std::lock_guard lock(mu_);
+  return stopped_;
+}
+
+Status EtcdClient::WatchPrefix(const std::string& prefix, int64_t from_revision,
+                               const std::function<void(const KeyChange&)>& on_change,
+                               WatchStop& stop) {
+  Members& m = *members_;
+  int64_t next = from_revision;
+  size_t index = m.current.load();
+  size_t failed_in_a_row = 0;  // members that ended without a change since the last one
+  while (true) {
+    Member& member = m.members[index % m.members.size()];
+    if (m.NeedsToken()) (void)m.Authenticate(member);
+    grpc::ClientContext context;  // no deadline: a watch lasts
+    m.AddToken(context);
+    // A member that loses its raft leader (cut off from the quorum) ends the watch instead of
+    // keeping it open without events: the watch then moves to a member that has one.
+    context.AddMetadata("hasleader", "true");
+    {
+      std::lock_guard lock(stop.mu_);
+      if (stop.stopped_) return Status();
+      stop.context_ = &context;
+    }
+    auto stream = member.watch->Watch(&context);
+    pb::WatchRequest request;
+    request.mutable_create_request()->set_key(prefix);
+    request.mutable_create_request()->set_range_end(PrefixEnd(prefix));
+    request.mutable_create_request()->set_start_revision(next);
+    pb::WatchResponse response;
+    bool compacted = false;
+    bool changed = false;
+    if (stream->Write(request)) {
+      while (stream->Read(&response)) {
+        if (response.canceled()) {
+          compacted = response.compact_revision() != 0;
+          break;
+        }
+        for (const pb::Event& event : response.events()) {
+          on_change(
+              KeyChange{.deleted = event.type() == pb::Event::DELETE, .kv = FromProto(event.kv())});
+          next = event.kv().mod_revision() + 1;
+          changed = true;
+        }
+      }
+    }
+    context.TryCancel();
+    (void)stream->Finish();
+    {
+      std::unique_lock lock(stop.mu_);
+      stop.context_ = nullptr;
+      if (stop.stopped_) return Status();
+      if (compacted) {
+        return Status(StatusCode::kOutOfRange,
+                      "etcd watch of " + prefix + ": revision " + std::to_string(next) +
+                          " was compacted away (oldest kept: " +
+                          std::to_string(response.compact_revision()) + ")");
+      }
+      failed_in_a_row = changed ? 0 : failed_in_a_row + 1;
+      // Every member failed in turn: none can serve now. Try again a moment later, at once on
+      // Stop.
+      if (failed_in_a_row >= m.members.size()) {
+        stop.stopped_changed_.wait_for(lock, std::chrono::milliseconds(200),
+                                       [&stop] { return stop.stopped_; });
+        failed_in_a_row = 0;
+      }
+    }
+    ++index;
+  }
 }
 
 Result<int64_t> EtcdClient::GrantLease(std::chrono::seconds ttl) {

@@ -53,6 +53,14 @@ void AddPut(pb::TxnRequest& txn, const std::string& key, const std::string& valu
 EtcdJobStore::EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits)
     : client_(client), prefix_(std::move(prefix)), limits_(limits) {}
 
+EtcdJobStore::~EtcdJobStore() {
+  {
+    MutexLock lock(mu_);
+    if (watch_stop_) watch_stop_->Stop();
+  }
+  if (watcher_.joinable()) watcher_.join();
+}
+
 std::string EtcdJobStore::JobPrefix(const std::string& job_id) const {
   return prefix_ + "jobs/" + EscapedJobId(job_id) + "/kv/";
 }
@@ -160,6 +168,96 @@ Status EtcdJobStore::Wait(const StoreScopeKey& scope, const std::vector<std::str
     }
   }
   return Status::Ok();
+}
+
+Status EtcdJobStore::CheckWait(const StoreScopeKey& scope,
+                               const std::vector<std::string>& keys) const {
+  if (keys.empty()) return InvalidArgumentError("a wait names no key");
+  if (keys.size() > limits_.max_keys_per_wait) {
+    return InvalidArgumentError("wait names " + std::to_string(keys.size()) +
+                                " keys; the limit is " + std::to_string(limits_.max_keys_per_wait));
+  }
+  for (const std::string& key : keys) RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
+  return Status::Ok();
+}
+
+Status EtcdJobStore::StartWatching() {
+  // From the revision after now: a key set later is seen by the watch, a key set earlier by
+  // the read every wait makes after it registers.
+  ASSIGN_OR_RETURN(TxnOutcome now, client_.Txn(pb::TxnRequest()));
+  watch_stop_ = std::make_unique<EtcdClient::WatchStop>();
+  watcher_ = std::thread([this, stop = watch_stop_.get(), from = now.revision + 1] {
+    (void)client_.WatchPrefix(
+        prefix_ + "jobs/", from,
+        [this](const KeyChange& change) {
+          if (!change.deleted) Seen(change.kv.key);
+        },
+        *stop);
+  });
+  return Status::Ok();
+}
+
+Result<EtcdJobStore::WaiterId> EtcdJobStore::WaitAsync(const StoreScopeKey& scope,
+                                                       const std::vector<std::string>& keys,
+                                                       std::function<void()> on_ready) {
+  RETURN_IF_ERROR(CheckWait(scope, keys));
+  WaiterId id = 0;
+  pb::TxnRequest read;
+  {
+    MutexLock lock(mu_);
+    if (!watch_stop_) RETURN_IF_ERROR(StartWatching());
+    id = next_waiter_id_++;
+    Waiter& waiter = waiters_[id];
+    waiter.on_ready = std::move(on_ready);
+    for (const std::string& key : keys) {
+      const std::string etcd_key = EtcdKeyOf(scope, key);
+      waiter.missing.insert(etcd_key);
+      waiters_by_key_[etcd_key].insert(id);
+      read.add_success()->mutable_request_range()->set_key(etcd_key);
+    }
+  }
+  // Registered first, read second: a key set in between is seen by one or both, never neither.
+  auto present = client_.Txn(read);
+  if (!present.ok()) {
+    CancelWait(id);
+    return present.status();
+  }
+  for (const pb::ResponseOp& op : present->responses) {
+    for (const pb::KeyValue& kv : op.response_range().kvs()) Seen(kv.key());
+  }
+  return id;
+}
+
+void EtcdJobStore::Seen(const std::string& etcd_key) {
+  std::vector<std::function<void()>> ready;
+  {
+    MutexLock lock(mu_);
+    auto waiting = waiters_by_key_.find(etcd_key);
+    if (waiting == waiters_by_key_.end()) return;
+    for (WaiterId id : waiting->second) {
+      auto waiter = waiters_.find(id);
+      waiter->second.missing.erase(etcd_key);
+      if (waiter->second.missing.empty()) {
+        ready.push_back(std::move(waiter->second.on_ready));
+        waiters_.erase(waiter);
+      }
+    }
+    waiters_by_key_.erase(waiting);
+  }
+  for (auto& callback : ready) callback();
+}
+
+bool EtcdJobStore::CancelWait(WaiterId id) {
+  MutexLock lock(mu_);
+  auto waiter = waiters_.find(id);
+  if (waiter == waiters_.end()) return false;
+  for (const std::string& key : waiter->second.missing) {
+    auto waiting = waiters_by_key_.find(key);
+    waiting->second.erase(id);
+    if (waiting->second.empty()) waiters_by_key_.erase(waiting);
+  }
+  waiters_.erase(waiter);
+  return true;
 }
 
 Status EtcdJobStore::DropJob(const std::string& job_id) {

@@ -5,6 +5,7 @@
 #include "ddprun/etcd/etcd_job_store.h"
 
 #include <catch2/catch.hpp>
+#include <future>
 #include <thread>
 
 #include "ddprun/rendezvous/key_value_store.h"
@@ -53,6 +54,66 @@ TEST_CASE("two daemons' etcd stores serve one job's keys: set, get, wait, delete
   REQUIRE(b.DropJob("job/1").ok());
   CHECK(a.Get(kJob, "nccl_id").status().code() == StatusCode::kNotFound);
   CHECK(a.Get({.job_id = "job/10", .round = 0}, "k").value() == "other job");
+}
+
+// A wait's completion, for a test to wait on with a bound.
+struct Released {
+  std::promise<void> promise;
+  std::future<void> future = promise.get_future();
+  std::function<void()> Callback() {
+    return [this] { promise.set_value(); };
+  }
+  bool Within(std::chrono::milliseconds timeout) {
+    return future.wait_for(timeout) == std::future_status::ready;
+  }
+};
+
+TEST_CASE(
+    "an asynchronous wait in etcd is released by another daemon's set, and can be cancelled") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  auto client_a = cluster.OpenClient();
+  auto client_b = cluster.OpenClient();
+  EtcdJobStore a(*client_a, "/ddprun/");
+  EtcdJobStore b(*client_b, "/ddprun/");
+  REQUIRE(a.Set(kJob, "already", "1").ok());
+  Released at_once;
+  REQUIRE(b.WaitAsync(kJob, {"already"}, at_once.Callback()).ok());
+  CHECK(at_once.Within(0ms));  // every key was set: released on the calling thread
+
+  Released later;
+  auto id = b.WaitAsync(kJob, {"already", "rank0", "rank1"}, later.Callback());
+  REQUIRE(id.ok());
+  REQUIRE(a.Set(kJob, "rank0", "x").ok());
+  CHECK_FALSE(later.Within(100ms));  // rank1 is still missing
+  REQUIRE(a.Set(kJob, "rank1", "y").ok());
+  CHECK(later.Within(30s));
+  CHECK_FALSE(b.CancelWait(*id));  // released already
+
+  Released never;
+  auto cancelled = b.WaitAsync(kJob, {"never"}, never.Callback());
+  REQUIRE(cancelled.ok());
+  CHECK(b.CancelWait(*cancelled));
+  REQUIRE(a.Set(kJob, "never", "now").ok());
+  REQUIRE(a.Set(kJob, "after", "a later change the watch has seen").ok());
+  Released after;
+  REQUIRE(b.WaitAsync(kJob, {"after"}, after.Callback()).ok());
+  CHECK(after.Within(30s));
+  CHECK_FALSE(never.Within(0ms));
+}
+
+TEST_CASE("an asynchronous wait in etcd outlives the member its watch used") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(3);
+  auto client_a = cluster.OpenClient();
+  auto client_b = cluster.OpenClient();
+  EtcdJobStore a(*client_a, "/ddprun/");
+  EtcdJobStore b(*client_b, "/ddprun/");
+  Released released;
+  REQUIRE(b.WaitAsync(kJob, {"k"}, released.Callback()).ok());
+  cluster.Kill(0);  // the member both clients started on
+  REQUIRE(a.Set(kJob, "k", "v").ok());
+  CHECK(released.Within(30s));
 }
 
 TEST_CASE("adds from two daemons' etcd stores at once lose nothing") {

@@ -10,8 +10,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +97,14 @@ class EtcdClient {
   Result<std::optional<KeyChange>> WaitForChange(const std::string& key, int64_t after_revision,
                                                  std::chrono::milliseconds timeout);
 
+  // Calls `on_change` for every change of a key under `prefix` from revision `from_revision` on,
+  // in order, on the calling thread, until `stop` (from another thread) or an error no member
+  // can get past (the revision compacted away: OUT_OF_RANGE). A member that fails mid-watch is
+  // left for the next, from the revision after the last change seen: none is missed or repeated.
+  class WatchStop;
+  Status WatchPrefix(const std::string& prefix, int64_t from_revision,
+                     const std::function<void(const KeyChange&)>& on_change, WatchStop& stop);
+
   // A lease of `ttl` (etcd rounds up to whole seconds, at least its minimum); its id.
   Result<int64_t> GrantLease(std::chrono::seconds ttl);
   // Renews the lease once; the seconds it has left. FAILED_PRECONDITION when it is gone.
@@ -107,6 +118,20 @@ class EtcdClient {
   struct Members;
   explicit EtcdClient(std::unique_ptr<Members> members);
   std::unique_ptr<Members> members_;
+};
+
+class EtcdClient::WatchStop {
+ public:
+  // Ends the watch: it returns OK soon after, whatever it was waiting on.
+  void Stop();
+  bool stopped();
+
+ private:
+  friend class EtcdClient;
+  std::mutex mu_;
+  std::condition_variable stopped_changed_;
+  bool stopped_ = false;
+  void* context_ = nullptr;  // the grpc::ClientContext of the watch's current stream
 };
 
 }  // namespace ddprun::etcd

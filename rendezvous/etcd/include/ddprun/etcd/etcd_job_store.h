@@ -14,10 +14,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ddprun/base/status.h"
+#include "ddprun/base/thread_annotations.h"
 #include "ddprun/etcd/etcd_client.h"
 #include "ddprun/rendezvous/store_limits.h"
 
@@ -25,8 +31,13 @@ namespace ddprun::etcd {
 
 class EtcdJobStore {
  public:
+  using WaiterId = uint64_t;
+
   // `prefix` ends with '/' ("/ddprun/").
   EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits = {});
+  ~EtcdJobStore();
+  EtcdJobStore(const EtcdJobStore&) = delete;
+  EtcdJobStore& operator=(const EtcdJobStore&) = delete;
 
   Status Set(const StoreScopeKey& scope, const std::string& key, const std::string& value);
   // NOT_FOUND when absent.
@@ -43,6 +54,15 @@ class EtcdJobStore {
   // still missing after `timeout`.
   Status Wait(const StoreScopeKey& scope, const std::vector<std::string>& keys,
               std::chrono::milliseconds timeout);
+  // KeyValueStore's asynchronous wait, whichever daemon sets the keys: calls on_ready once every
+  // key in `keys` has been set (at once, on this thread, if they all are; else on the store's
+  // watch thread, which the first such wait starts: one watch of every job's keys). An id for
+  // CancelWait. The caller owns the deadline.
+  Result<WaiterId> WaitAsync(const StoreScopeKey& scope, const std::vector<std::string>& keys,
+                             std::function<void()> on_ready) EXCLUDES(mu_);
+  // True when the waiter was still pending: on_ready has not run and never will.
+  bool CancelWait(WaiterId id) EXCLUDES(mu_);
+
   // Every key of the job, in every round.
   Status DropJob(const std::string& job_id);
 
@@ -51,10 +71,25 @@ class EtcdJobStore {
 
  private:
   std::string JobPrefix(const std::string& job_id) const;
+  Status CheckWait(const StoreScopeKey& scope, const std::vector<std::string>& keys) const;
+  Status StartWatching() REQUIRES(mu_);
+  // `etcd_key` has been set: releases the waiters it completes.
+  void Seen(const std::string& etcd_key) EXCLUDES(mu_);
+
+  struct Waiter {
+    std::set<std::string> missing;  // etcd keys
+    std::function<void()> on_ready;
+  };
 
   EtcdClient& client_;
   const std::string prefix_;
   const KeyValueLimits limits_;
+  Mutex mu_;
+  std::map<WaiterId, Waiter> waiters_ GUARDED_BY(mu_);
+  std::map<std::string, std::set<WaiterId>> waiters_by_key_ GUARDED_BY(mu_);
+  WaiterId next_waiter_id_ GUARDED_BY(mu_) = 1;
+  std::unique_ptr<EtcdClient::WatchStop> watch_stop_ GUARDED_BY(mu_);
+  std::thread watcher_;
 };
 
 }  // namespace ddprun::etcd
