@@ -21,13 +21,21 @@ using testing::SkipTest;
 
 const StoreScopeKey kJob{.job_id = "job/1", .round = 0};
 
+// Two daemons' stores on one cluster, each with a client of its own.
+struct TwoDaemons {
+  explicit TwoDaemons(int members) : cluster(members) {}
+  EtcdCluster cluster;
+  std::unique_ptr<EtcdClient> client_a = cluster.OpenClient();
+  std::unique_ptr<EtcdClient> client_b = cluster.OpenClient();
+  EtcdJobStore a{*client_a, "/ddprun/"};
+  EtcdJobStore b{*client_b, "/ddprun/"};
+};
+
 TEST_CASE("two daemons' etcd stores serve one job's keys: set, get, wait, delete, drop") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
-  EtcdCluster cluster(1);
-  auto client_a = cluster.OpenClient();
-  auto client_b = cluster.OpenClient();
-  EtcdJobStore a(*client_a, "/ddprun/");
-  EtcdJobStore b(*client_b, "/ddprun/");
+  TwoDaemons daemons(1);
+  EtcdJobStore& a = daemons.a;
+  EtcdJobStore& b = daemons.b;
   CHECK(a.EtcdKeyOf(kJob, "k") == "/ddprun/jobs/job%2F1/kv/0/k");
 
   CHECK(b.Get(kJob, "nccl_id").status().code() == StatusCode::kNotFound);
@@ -71,11 +79,9 @@ struct Released {
 TEST_CASE(
     "an asynchronous wait in etcd is released by another daemon's set, and can be cancelled") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
-  EtcdCluster cluster(1);
-  auto client_a = cluster.OpenClient();
-  auto client_b = cluster.OpenClient();
-  EtcdJobStore a(*client_a, "/ddprun/");
-  EtcdJobStore b(*client_b, "/ddprun/");
+  TwoDaemons daemons(1);
+  EtcdJobStore& a = daemons.a;
+  EtcdJobStore& b = daemons.b;
   REQUIRE(a.Set(kJob, "already", "1").ok());
   Released at_once;
   REQUIRE(b.WaitAsync(kJob, {"already"}, at_once.Callback()).ok());
@@ -104,25 +110,21 @@ TEST_CASE(
 
 TEST_CASE("an asynchronous wait in etcd outlives the member its watch used") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
-  EtcdCluster cluster(3);
-  auto client_a = cluster.OpenClient();
-  auto client_b = cluster.OpenClient();
-  EtcdJobStore a(*client_a, "/ddprun/");
-  EtcdJobStore b(*client_b, "/ddprun/");
+  TwoDaemons daemons(3);
+  EtcdJobStore& a = daemons.a;
+  EtcdJobStore& b = daemons.b;
   Released released;
   REQUIRE(b.WaitAsync(kJob, {"k"}, released.Callback()).ok());
-  cluster.Kill(0);  // the member both clients started on
+  daemons.cluster.Kill(0);  // the member both clients started on
   REQUIRE(a.Set(kJob, "k", "v").ok());
   CHECK(released.Within(30s));
 }
 
 TEST_CASE("adds from two daemons' etcd stores at once lose nothing") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
-  EtcdCluster cluster(1);
-  auto client_a = cluster.OpenClient();
-  auto client_b = cluster.OpenClient();
-  EtcdJobStore a(*client_a, "/ddprun/");
-  EtcdJobStore b(*client_b, "/ddprun/");
+  TwoDaemons daemons(1);
+  EtcdJobStore& a = daemons.a;
+  EtcdJobStore& b = daemons.b;
   constexpr int kAddsEach = 50;
   auto adder = [&](EtcdJobStore& store) {
     for (int i = 0; i < kAddsEach; ++i) REQUIRE(store.Add(kJob, "counter", 1).ok());
