@@ -13,6 +13,8 @@
 #include "daemon_config.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/etcd/etcd_client.h"
+#include "ddprun/etcd/etcd_job_store.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "job_service.h"
 #include "job_table.h"
@@ -26,6 +28,38 @@ std::string AgentBesideDaemon() {
   if (n <= 0) return "/usr/bin/ddprun";
   std::string self(path, static_cast<size_t>(n));
   return self.substr(0, self.rfind('/') + 1) + "ddprun";
+}
+
+// With --store=etcd: a client of the cluster that has answered once (a daemon that cannot reach
+// its etcd never starts), and the jobs' store in it.
+struct EtcdStore {
+  std::unique_ptr<ddprun::etcd::EtcdClient> client;
+  std::unique_ptr<ddprun::etcd::EtcdJobStore> jobs;
+};
+
+ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config) {
+  using namespace ddprun;
+  etcd::EtcdSettings settings;
+  settings.endpoints = config.etcd_endpoints;
+  settings.user = config.etcd_user;
+  settings.password = config.etcd_password;
+  settings.ca_pem = config.etcd_ca_pem;
+  settings.cert_pem = config.etcd_cert_pem;
+  settings.key_pem = config.etcd_key_pem;
+  auto client = etcd::EtcdClient::Open(std::move(settings));
+  if (!client.ok()) return client.status();
+  auto member = client.value()->MemberStatus();
+  if (!member.ok()) {
+    return Status(member.status().code(),
+                  "etcd: " + member.status().message() + "; start the members first");
+  }
+  GetLogger("rendezvous")
+      ->info("the jobs' store is in etcd, under {}, served by {}", config.etcd_prefix,
+             member.value());
+  EtcdStore store;
+  store.client = std::move(client).value();
+  store.jobs = std::make_unique<etcd::EtcdJobStore>(*store.client, config.etcd_prefix);
+  return store;
 }
 
 }  // namespace
@@ -63,7 +97,18 @@ int main(int argc, char** argv) {
   JobTable job_table(jobs);
   JobService job_service(job_table, config.token);
 
+  EtcdStore etcd_store;
+  if (config.store.etcd) {
+    auto opened = OpenEtcdStore(config.store);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "ddprund: error: %s\n", opened.status().message().c_str());
+      return 1;
+    }
+    etcd_store = std::move(opened).value();
+  }
+
   RendezvousServerOptions options;
+  options.store = etcd_store.jobs.get();
   options.more_services = {&job_service};
   options.bind_host = config.bind;
   options.port = config.port;

@@ -14,18 +14,23 @@ constexpr size_t kMaxFileBytes = 1 << 20;
 
 }  // namespace
 
-Result<std::string> ReadTokenFile(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string text, ReadUserFile("--token-file", path, kMaxFileBytes));
+Result<std::string> ReadSecretFile(const std::string& flag, const std::string& path,
+                                   const std::string& what) {
+  ASSIGN_OR_RETURN(const std::string text, ReadUserFile(flag, path, kMaxFileBytes));
   const auto first = text.find_first_not_of(" \t\r\n");
   const auto last = text.find_last_not_of(" \t\r\n");
   if (first == std::string::npos) {
-    return InvalidArgumentError("--token-file " + path + " is empty; put the job token in it");
+    return InvalidArgumentError(flag + " " + path + " is empty; put the " + what + " in it");
   }
-  std::string token = text.substr(first, last - first + 1);
-  if (token.find_first_of(" \t\r\n") != std::string::npos) {
-    return InvalidArgumentError("--token-file " + path + " must hold one token on one line");
+  std::string secret = text.substr(first, last - first + 1);
+  if (secret.find_first_of(" \t\r\n") != std::string::npos) {
+    return InvalidArgumentError(flag + " " + path + " must hold one " + what + " on one line");
   }
-  return token;
+  return secret;
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  return ReadSecretFile("--token-file", path, "job token");
 }
 
 Result<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
@@ -36,14 +41,16 @@ Result<std::string> ReadPemFile(const std::string& flag, const std::string& path
   return content;
 }
 
-Status ReadTlsFiles(TlsFlags& flags) {
+Status ReadTlsFiles(TlsFlags& flags, std::string_view flag_prefix) {
+  const std::string prefix(flag_prefix);
   if (flags.cert_file.empty() != flags.key_file.empty()) {
-    return InvalidArgumentError("--tls-cert and --tls-key go together; give both or neither");
+    return InvalidArgumentError(prefix + "cert and " + prefix +
+                                "key go together; give both or neither");
   }
-  const std::pair<const char*, std::pair<const std::string*, std::string*>> files[] = {
-      {"--tls-cert", {&flags.cert_file, &flags.cert_pem}},
-      {"--tls-key", {&flags.key_file, &flags.key_pem}},
-      {"--tls-ca", {&flags.ca_file, &flags.ca_pem}}};
+  const std::pair<std::string, std::pair<const std::string*, std::string*>> files[] = {
+      {prefix + "cert", {&flags.cert_file, &flags.cert_pem}},
+      {prefix + "key", {&flags.key_file, &flags.key_pem}},
+      {prefix + "ca", {&flags.ca_file, &flags.ca_pem}}};
   for (const auto& [flag, file] : files) {
     if (file.first->empty()) continue;
     ASSIGN_OR_RETURN(*file.second, ReadPemFile(flag, *file.first));

@@ -8,7 +8,9 @@
 #include "daemon_config_file.h"
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/security_files.h"
+#include "ddprun/base/status_macros.h"
 #include "ddprun/base/version.h"
+#include "ddprun/etcd/etcd_endpoints.h"
 
 namespace ddprun {
 namespace {
@@ -20,6 +22,47 @@ std::string ConfigFileArgument(const std::vector<std::string>& args) {
     if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
   }
   return "";
+}
+
+// --store and the etcd client's flags into values.config.store.
+Status ValidateStoreFlags(DaemonFlagValues& values) {
+  DaemonStoreConfig& store = values.config.store;
+  if (values.store != "memory" && values.store != "etcd") {
+    return InvalidArgumentError("--store must be memory or etcd, not '" + values.store + "'");
+  }
+  store.etcd = values.store == "etcd";
+  const bool etcd_flags = !values.etcd_endpoints.empty() || !store.etcd_user.empty() ||
+                          !values.etcd_password_file.empty() || !values.etcd_tls.ca_file.empty() ||
+                          !values.etcd_tls.cert_file.empty() || !values.etcd_tls.key_file.empty();
+  if (!store.etcd) {
+    if (etcd_flags) return InvalidArgumentError("the --etcd-* settings need --store=etcd");
+    return Status::Ok();
+  }
+  if (values.etcd_endpoints.empty()) {
+    return InvalidArgumentError("--store=etcd needs --etcd-endpoints (h1:2379,h2:2379,h3:2379)");
+  }
+  auto endpoints = etcd::ParseEtcdEndpoints(values.etcd_endpoints);
+  if (!endpoints.ok())
+    return InvalidArgumentError("--etcd-endpoints: " + endpoints.status().message());
+  store.etcd_endpoints = std::move(endpoints).value();
+  if (store.etcd_prefix.empty() || store.etcd_prefix.back() != '/') {
+    return InvalidArgumentError("--etcd-prefix must end with '/', as in /ddprun/, not '" +
+                                store.etcd_prefix + "'");
+  }
+  if (store.etcd_user.empty() != values.etcd_password_file.empty()) {
+    return InvalidArgumentError("--etcd-user and --etcd-password-file go together");
+  }
+  if (!values.etcd_password_file.empty()) {
+    auto password =
+        ReadSecretFile("--etcd-password-file", values.etcd_password_file, "etcd password");
+    if (!password.ok()) return password.status();
+    store.etcd_password = std::move(password).value();
+  }
+  RETURN_IF_ERROR(ReadTlsFiles(values.etcd_tls, "--etcd-tls-"));
+  store.etcd_ca_pem = std::move(values.etcd_tls.ca_pem);
+  store.etcd_cert_pem = std::move(values.etcd_tls.cert_pem);
+  store.etcd_key_pem = std::move(values.etcd_tls.key_pem);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -74,6 +117,41 @@ std::vector<FlagSpec> DaemonFlags(DaemonFlagValues& values) {
        .pet = false,
        .help = "Run submitted jobs although this daemon runs as root (they run as root)",
        .target = &config.allow_root_jobs},
+      {.name = "--store",
+       .pet = false,
+       .help = "Where the jobs' store keys live: memory (this daemon's) or etcd (shared by every "
+               "ddprund pointed at the same etcd cluster)",
+       .target = &values.store,
+       .show_default = true},
+      {.name = "--etcd-endpoints",
+       .pet = false,
+       .help = "The etcd cluster's members, h1:2379,h2:2379,h3:2379 (with --store=etcd)",
+       .target = &values.etcd_endpoints},
+      {.name = "--etcd-prefix",
+       .pet = false,
+       .help = "The etcd keys under which this group of daemons keeps its jobs (ends with /)",
+       .target = &config.store.etcd_prefix,
+       .show_default = true},
+      {.name = "--etcd-user",
+       .pet = false,
+       .help = "The etcd user to authenticate as (needs --etcd-password-file)",
+       .target = &config.store.etcd_user},
+      {.name = "--etcd-password-file",
+       .pet = false,
+       .help = "File holding --etcd-user's password",
+       .target = &values.etcd_password_file},
+      {.name = "--etcd-tls-ca",
+       .pet = false,
+       .help = "Speak TLS to etcd, trusting the members' certificates this PEM CA signed",
+       .target = &values.etcd_tls.ca_file},
+      {.name = "--etcd-tls-cert",
+       .pet = false,
+       .help = "A PEM client certificate for etcd (needs --etcd-tls-key)",
+       .target = &values.etcd_tls.cert_file},
+      {.name = "--etcd-tls-key",
+       .pet = false,
+       .help = "The PEM private key of --etcd-tls-cert",
+       .target = &values.etcd_tls.key_file},
   };
 }
 
@@ -106,6 +184,14 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     tls.ca_file = file->tls_ca.value_or(tls.ca_file);
     config.agent_program = file->agent_program.value_or(config.agent_program);
     config.allow_root_jobs = file->allow_root_jobs.value_or(config.allow_root_jobs);
+    values.store = file->store.value_or(values.store);
+    values.etcd_endpoints = file->etcd_endpoints.value_or(values.etcd_endpoints);
+    config.store.etcd_prefix = file->etcd_prefix.value_or(config.store.etcd_prefix);
+    config.store.etcd_user = file->etcd_user.value_or(config.store.etcd_user);
+    values.etcd_password_file = file->etcd_password_file.value_or(values.etcd_password_file);
+    values.etcd_tls.ca_file = file->etcd_tls_ca.value_or(values.etcd_tls.ca_file);
+    values.etcd_tls.cert_file = file->etcd_tls_cert.value_or(values.etcd_tls.cert_file);
+    values.etcd_tls.key_file = file->etcd_tls_key.value_or(values.etcd_tls.key_file);
   }
   DefineFlags(app, DaemonFlags(values));
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -145,6 +231,7 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   config.tls_cert_pem = std::move(tls.cert_pem);
   config.tls_key_pem = std::move(tls.key_pem);
   config.tls_ca_pem = std::move(tls.ca_pem);
+  if (Status s = ValidateStoreFlags(values); !s.ok()) return DaemonUsageError{s.message()};
   return config;
 }
 

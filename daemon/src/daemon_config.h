@@ -13,6 +13,19 @@
 
 namespace ddprun {
 
+// Where the jobs' store keys live (docs/control_plane.md): this daemon's memory, or an etcd
+// cluster that every daemon pointed at it shares.
+struct DaemonStoreConfig {
+  bool etcd = false;  // --store=etcd
+  std::vector<std::string> etcd_endpoints;
+  std::string etcd_prefix = "/ddprun/";
+  std::string etcd_user;      // etcd's own authentication; empty: none
+  std::string etcd_password;  // from --etcd-password-file
+  std::string etcd_ca_pem;    // --etcd-tls-ca, --etcd-tls-cert and --etcd-tls-key
+  std::string etcd_cert_pem;
+  std::string etcd_key_pem;
+};
+
 struct DaemonConfig {
   std::string bind = "127.0.0.1";  // address to listen on; 0.0.0.0 for every interface
   int port = 29400;                // 0: a free port, reported on stdout and in port_file
@@ -26,6 +39,7 @@ struct DaemonConfig {
   // ddprund), and whether a daemon running as root may run jobs (as root).
   std::string agent_program;
   bool allow_root_jobs = false;
+  DaemonStoreConfig store;
 };
 
 struct DaemonHelp {
@@ -42,6 +56,10 @@ struct DaemonFlagValues {
   std::string config_file;
   std::string token_file;
   TlsFlags tls;
+  std::string store = "memory";
+  std::string etcd_endpoints;
+  std::string etcd_password_file;
+  TlsFlags etcd_tls;
   bool version = false;
   std::string config_help;  // --config's help, which lists the file's keys
 };

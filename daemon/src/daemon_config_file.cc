@@ -10,6 +10,7 @@
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/security_files.h"
+#include "ddprun/etcd/etcd_endpoints.h"
 
 namespace ddprun {
 namespace {
@@ -59,23 +60,53 @@ KeyParser ReadableFile(std::optional<std::string> DaemonFileSettings::*field,
 
 Status CheckPem(const std::string& path) { return ReadPemFile("the file", path).status(); }
 
+// A value taken as it is (checked with the command line's, after both are read).
+KeyParser Verbatim(std::optional<std::string> DaemonFileSettings::*field) {
+  return [field](const std::string& value, DaemonFileSettings& settings) {
+    settings.*field = value;
+    return std::string();
+  };
+}
+
+std::string ParseStore(const std::string& value, DaemonFileSettings& settings) {
+  if (value != "memory" && value != "etcd") return "'" + value + "' is neither memory nor etcd";
+  settings.store = value;
+  return "";
+}
+
+std::string ParseEtcdEndpointList(const std::string& value, DaemonFileSettings& settings) {
+  if (auto endpoints = etcd::ParseEtcdEndpoints(value); !endpoints.ok()) {
+    return endpoints.status().message();
+  }
+  settings.etcd_endpoints = value;
+  return "";
+}
+
 const std::map<std::string, KeyParser>& Keys() {
   static const std::map<std::string, KeyParser> keys = {
       {"agent_program", ParseAgentProgram},
       {"allow_root_jobs", ParseAllowRootJobs},
       {"bind", ParseBind},
       {"port", ParsePort},
-      {"port_file",
-       [](const std::string& value, DaemonFileSettings& settings) {
-         settings.port_file = value;
-         return std::string();
-       }},
+      {"port_file", Verbatim(&DaemonFileSettings::port_file)},
       {"token_file",
        ReadableFile(&DaemonFileSettings::token_file,
                     [](const std::string& path) { return ReadTokenFile(path).status(); })},
       {"tls_cert", ReadableFile(&DaemonFileSettings::tls_cert, CheckPem)},
       {"tls_key", ReadableFile(&DaemonFileSettings::tls_key, CheckPem)},
       {"tls_ca", ReadableFile(&DaemonFileSettings::tls_ca, CheckPem)},
+      {"store", ParseStore},
+      {"etcd_endpoints", ParseEtcdEndpointList},
+      {"etcd_prefix", Verbatim(&DaemonFileSettings::etcd_prefix)},
+      {"etcd_user", Verbatim(&DaemonFileSettings::etcd_user)},
+      {"etcd_password_file",
+       ReadableFile(&DaemonFileSettings::etcd_password_file,
+                    [](const std::string& path) {
+                      return ReadSecretFile("the file", path, "etcd password").status();
+                    })},
+      {"etcd_tls_ca", ReadableFile(&DaemonFileSettings::etcd_tls_ca, CheckPem)},
+      {"etcd_tls_cert", ReadableFile(&DaemonFileSettings::etcd_tls_cert, CheckPem)},
+      {"etcd_tls_key", ReadableFile(&DaemonFileSettings::etcd_tls_key, CheckPem)},
   };
   return keys;
 }

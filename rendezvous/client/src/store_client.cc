@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <cstdio>
 #include <thread>
 
@@ -17,11 +18,14 @@
 
 namespace ddprun {
 
-struct StoreClient::Impl {
-  std::unique_ptr<v1::Rendezvous::Stub> stub;
-};
-
 namespace {
+
+// One stub per listed server; calls go to `current` first, and move on when it is unreachable.
+struct StoreServers {
+  std::vector<std::string> addresses;
+  std::vector<std::unique_ptr<v1::Rendezvous::Stub>> stubs;
+  std::atomic<size_t> current{0};
+};
 
 // Prefixes a failed call's message with what was being done, and where.
 Status Describe(const grpc::Status& status, const std::string& what, const std::string& address) {
@@ -42,6 +46,10 @@ Result<std::string> RequireEnv(const worker_env::Variable& variable) {
 }
 
 }  // namespace
+
+struct StoreClient::Impl {
+  StoreServers servers;
+};
 
 Result<std::unique_ptr<StoreClient>> StoreClient::FromEnvironment() {
   StoreClientOptions options;
@@ -67,7 +75,15 @@ std::unique_ptr<StoreClient> StoreClient::Connect(const StoreClientOptions& opti
 
 StoreClient::StoreClient(StoreClientOptions options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
-  impl_->stub = v1::Rendezvous::NewStub(OpenRendezvousChannel(options_.address, options_.security));
+  StoreServers& servers = impl_->servers;
+  for (const std::string& entry : SplitCommas(options_.address)) {
+    if (std::string address = Trim(entry); !address.empty()) servers.addresses.push_back(address);
+  }
+  if (servers.addresses.empty()) servers.addresses.push_back(options_.address);
+  for (const std::string& address : servers.addresses) {
+    servers.stubs.push_back(
+        v1::Rendezvous::NewStub(OpenRendezvousChannel(address, options_.security)));
+  }
 }
 
 StoreClient::~StoreClient() = default;
@@ -91,18 +107,28 @@ Request Scoped(const StoreClientOptions& options) {
   return request;
 }
 
-// One unary call of the stub, with the token and a deadline; errors say what was being done.
+// One unary call, with the token and a deadline; errors say what was being done, and where.
+// A server that is unreachable (UNAVAILABLE) is left for the next listed one at once; when none
+// answers, the round is tried again, with backoff, for options.retry_timeout. A call that reached
+// a server that then failed may have been applied there, as on any retry (an Add counts twice).
 template <typename Request, typename Response>
-Status Call(v1::Rendezvous::Stub& stub,
+Status Call(StoreServers& servers,
             grpc::Status (v1::Rendezvous::Stub::*rpc)(grpc::ClientContext*, const Request&,
                                                       Response*),
             const StoreClientOptions& options, const Request& request, Response& response,
             const std::string& what, std::chrono::milliseconds timeout) {
   const auto give_up = std::chrono::steady_clock::now() + options.retry_timeout;
   auto backoff = kFirstReconnectBackoff;
+  const size_t count = servers.stubs.size();
   while (true) {
-    auto context = MakeContext(options, timeout);
-    grpc::Status status = (stub.*rpc)(context.get(), request, &response);
+    grpc::Status status;
+    size_t server = servers.current.load();
+    for (size_t tried = 0; tried < count; ++tried, server = (server + 1) % count) {
+      auto context = MakeContext(options, timeout);
+      status = (servers.stubs[server].get()->*rpc)(context.get(), request, &response);
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+    }
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) servers.current.store(server);
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
         std::chrono::steady_clock::now() + backoff > give_up) {
       if (status.error_code() == grpc::StatusCode::UNAVAILABLE && options.retry_timeout.count()) {
@@ -111,9 +137,12 @@ Status Call(v1::Rendezvous::Stub& stub,
                       static_cast<double>(options.retry_timeout.count()) / 1000);
         status = grpc::Status(status.error_code(), status.error_message() + retried);
       }
-      return Describe(status, what, options.address);
+      return Describe(status, what,
+                      status.error_code() == grpc::StatusCode::UNAVAILABLE && count > 1
+                          ? options.address
+                          : servers.addresses[server]);
     }
-    std::this_thread::sleep_for(backoff);  // the server may be restarting
+    std::this_thread::sleep_for(backoff);  // the servers may be restarting
     backoff = NextReconnectBackoff(backoff);
   }
 }
@@ -125,7 +154,7 @@ Status StoreClient::Set(const std::string& key, const std::string& value) {
   request.set_key(key);
   request.set_value(value);
   v1::SetResponse response;
-  return Call(*impl_->stub, &v1::Rendezvous::Stub::Set, options_, request, response,
+  return Call(impl_->servers, &v1::Rendezvous::Stub::Set, options_, request, response,
               "set '" + key + "'", options_.rpc_timeout);
 }
 
@@ -133,7 +162,7 @@ Result<std::string> StoreClient::Get(const std::string& key) {
   auto request = Scoped<v1::GetRequest>(options_);
   request.set_key(key);
   v1::GetResponse response;
-  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::Get, options_, request, response,
+  RETURN_IF_ERROR(Call(impl_->servers, &v1::Rendezvous::Stub::Get, options_, request, response,
                        "get '" + key + "'", options_.rpc_timeout));
   return std::move(*response.mutable_value());
 }
@@ -143,7 +172,7 @@ Status StoreClient::Wait(const std::vector<std::string>& keys, std::chrono::mill
   for (const auto& key : keys) request.add_keys(key);
   request.set_timeout_ms(timeout.count());
   v1::WaitResponse response;
-  return Call(*impl_->stub, &v1::Rendezvous::Stub::Wait, options_, request, response,
+  return Call(impl_->servers, &v1::Rendezvous::Stub::Wait, options_, request, response,
               "wait for " + std::to_string(keys.size()) + " key(s)",
               timeout + options_.rpc_timeout);
 }
@@ -153,7 +182,7 @@ Result<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
   request.set_key(key);
   request.set_delta(delta);
   v1::AddResponse response;
-  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::Add, options_, request, response,
+  RETURN_IF_ERROR(Call(impl_->servers, &v1::Rendezvous::Stub::Add, options_, request, response,
                        "add to '" + key + "'", options_.rpc_timeout));
   return response.value();
 }
@@ -166,8 +195,8 @@ Result<StoreCompareSetOutcome> StoreClient::CompareSet(const std::string& key,
   request.set_expected(expected);
   request.set_desired(desired);
   v1::CompareSetResponse response;
-  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::CompareSet, options_, request, response,
-                       "compare_set '" + key + "'", options_.rpc_timeout));
+  RETURN_IF_ERROR(Call(impl_->servers, &v1::Rendezvous::Stub::CompareSet, options_, request,
+                       response, "compare_set '" + key + "'", options_.rpc_timeout));
   return StoreCompareSetOutcome{std::move(*response.mutable_value()), response.swapped()};
 }
 
@@ -175,7 +204,7 @@ Result<bool> StoreClient::Delete(const std::string& key) {
   auto request = Scoped<v1::DeleteRequest>(options_);
   request.set_key(key);
   v1::DeleteResponse response;
-  RETURN_IF_ERROR(Call(*impl_->stub, &v1::Rendezvous::Stub::Delete, options_, request, response,
+  RETURN_IF_ERROR(Call(impl_->servers, &v1::Rendezvous::Stub::Delete, options_, request, response,
                        "delete '" + key + "'", options_.rpc_timeout));
   return response.deleted();
 }

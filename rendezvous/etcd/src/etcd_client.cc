@@ -6,7 +6,6 @@
 #include <atomic>
 #include <mutex>
 
-#include "ddprun/base/parsing.h"
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/grpc_status.h"
 #include "etcd/etcd_v3.grpc.pb.h"
@@ -60,22 +59,6 @@ std::shared_ptr<grpc::Channel> OpenMemberChannel(const std::string& endpoint,
 }
 
 }  // namespace
-
-Result<std::vector<std::string>> ParseEtcdEndpoints(const std::string& list) {
-  std::vector<std::string> endpoints;
-  for (const std::string& entry : SplitCommas(list)) {
-    const std::string endpoint = Trim(entry);
-    const size_t colon = endpoint.rfind(':');
-    if (endpoint.empty() || colon == std::string::npos || colon == 0 ||
-        !ParseInteger<int>(endpoint.substr(colon + 1), 1, 65535)) {
-      return InvalidArgumentError("etcd endpoint '" + endpoint +
-                                  "' is not HOST:PORT (list them as h1:2379,h2:2379,h3:2379)");
-    }
-    endpoints.push_back(endpoint);
-  }
-  if (endpoints.empty()) return InvalidArgumentError("no etcd endpoint given");
-  return endpoints;
-}
 
 std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;

@@ -205,16 +205,21 @@ Result<EtcdJobStore::WaiterId> EtcdJobStore::WaitAsync(const StoreScopeKey& scop
   pb::TxnRequest read;
   {
     MutexLock lock(mu_);
-    if (!watch_stop_) RETURN_IF_ERROR(StartWatching());
+    Waiter waiter{.job_id = scope.job_id, .on_ready = std::move(on_ready)};
+    for (const std::string& key : keys) waiter.missing.insert(EtcdKeyOf(scope, key));
+    RETURN_IF_ERROR(waited_keys_.Reserve(scope.job_id, waiter.missing.size()));
+    if (!watch_stop_) {
+      if (Status watching = StartWatching(); !watching.ok()) {
+        waited_keys_.Release(scope.job_id, waiter.missing.size());
+        return watching;
+      }
+    }
     id = next_waiter_id_++;
-    Waiter& waiter = waiters_[id];
-    waiter.on_ready = std::move(on_ready);
-    for (const std::string& key : keys) {
-      const std::string etcd_key = EtcdKeyOf(scope, key);
-      waiter.missing.insert(etcd_key);
+    for (const std::string& etcd_key : waiter.missing) {
       waiters_by_key_[etcd_key].insert(id);
       read.add_success()->mutable_request_range()->set_key(etcd_key);
     }
+    waiters_.emplace(id, std::move(waiter));
   }
   // Registered first, read second: a key set in between is seen by one or both, never neither.
   auto present = client_.Txn(read);
@@ -237,6 +242,7 @@ void EtcdJobStore::Seen(const std::string& etcd_key) {
     for (WaiterId id : waiting->second) {
       auto waiter = waiters_.find(id);
       waiter->second.missing.erase(etcd_key);
+      waited_keys_.Release(waiter->second.job_id, 1);
       if (waiter->second.missing.empty()) {
         ready.push_back(std::move(waiter->second.on_ready));
         waiters_.erase(waiter);
@@ -251,6 +257,7 @@ bool EtcdJobStore::CancelWait(WaiterId id) {
   MutexLock lock(mu_);
   auto waiter = waiters_.find(id);
   if (waiter == waiters_.end()) return false;
+  waited_keys_.Release(waiter->second.job_id, waiter->second.missing.size());
   for (const std::string& key : waiter->second.missing) {
     auto waiting = waiters_by_key_.find(key);
     waiting->second.erase(id);
@@ -258,6 +265,11 @@ bool EtcdJobStore::CancelWait(WaiterId id) {
   }
   waiters_.erase(waiter);
   return true;
+}
+
+size_t EtcdJobStore::pending_waiters() const {
+  MutexLock lock(mu_);
+  return waiters_.size();
 }
 
 Status EtcdJobStore::DropJob(const std::string& job_id) {

@@ -42,7 +42,7 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
   for (WaiterId id : watched->second) {
     auto waiter = waiters_.find(id);
     waiter->second.missing_keys.erase(key);
-    ForgetWaitedKeys(waiter->second.scope, 1);
+    waited_keys_.Release(waiter->second.scope.job_id, 1);
     if (waiter->second.missing_keys.empty()) {
       ready.push_back(std::move(waiter->second.on_ready));
       waiters_.erase(waiter);
@@ -52,19 +52,20 @@ Status KeyValueStore::StoreLocked(const StoreScopeKey& scope, const std::string&
   return Status::Ok();
 }
 
-Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key, std::string value) {
+Status KeyValueStore::Set(const StoreScopeKey& scope, const std::string& key,
+                          const std::string& value) {
   RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
   std::vector<std::function<void()>> ready;
   Status status;
   {
     MutexLock lock(mu_);
-    status = StoreLocked(scope, key, std::move(value), ready);
+    status = StoreLocked(scope, key, value, ready);
   }
   RunAll(ready);
   return status;
 }
 
-Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::string& key) const {
+Result<std::string> KeyValueStore::Get(const StoreScopeKey& scope, const std::string& key) {
   MutexLock lock(mu_);
   auto it = entries_.find({scope, key});
   if (it == entries_.end()) return NotFoundError("store key '" + key + "' is not set");
@@ -90,7 +91,7 @@ Result<int64_t> KeyValueStore::Add(const StoreScopeKey& scope, const std::string
 Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
                                                     const std::string& key,
                                                     const std::string& expected,
-                                                    std::string desired) {
+                                                    const std::string& desired) {
   RETURN_IF_ERROR(CheckStoreKey(limits_, scope, key));
   std::vector<std::function<void()>> ready;
   CompareSetOutcome outcome;
@@ -104,21 +105,13 @@ Result<CompareSetOutcome> KeyValueStore::CompareSet(const StoreScopeKey& scope,
     }
     outcome.value = desired;
     outcome.swapped = true;
-    RETURN_IF_ERROR(StoreLocked(scope, key, std::move(desired), ready));
+    RETURN_IF_ERROR(StoreLocked(scope, key, desired, ready));
   }
   RunAll(ready);
   return outcome;
 }
 
-void KeyValueStore::ForgetWaitedKeys(const StoreScopeKey& scope, size_t count) {
-  if (count == 0) return;
-  waited_keys_ -= count;
-  auto job = job_waited_keys_.find(scope.job_id);
-  job->second -= count;
-  if (job->second == 0) job_waited_keys_.erase(job);
-}
-
-bool KeyValueStore::Delete(const StoreScopeKey& scope, const std::string& key) {
+Result<bool> KeyValueStore::Delete(const StoreScopeKey& scope, const std::string& key) {
   MutexLock lock(mu_);
   auto it = entries_.find({scope, key});
   if (it == entries_.end()) return false;
@@ -148,23 +141,7 @@ Result<KeyValueStore::WaiterId> KeyValueStore::WaitAsync(const StoreScopeKey& sc
       if (!entries_.contains({scope, key})) waiter.missing_keys.insert(key);
     }
     if (!waiter.missing_keys.empty()) {
-      const size_t missing = waiter.missing_keys.size();
-      const auto known = job_waited_keys_.find(scope.job_id);
-      const size_t job_waited = known == job_waited_keys_.end() ? 0 : known->second;
-      if (job_waited + missing > limits_.max_waited_keys_per_job) {
-        return ResourceExhaustedError("job '" + scope.job_id + "' has pending waits that miss " +
-                                      std::to_string(job_waited) + " keys, and its limit is " +
-                                      std::to_string(limits_.max_waited_keys_per_job) +
-                                      "; wait on fewer keys at a time");
-      }
-      if (waited_keys_ + missing > limits_.max_waited_keys) {
-        return ResourceExhaustedError("the rendezvous server's pending waits already miss " +
-                                      std::to_string(waited_keys_) + " keys, and its limit is " +
-                                      std::to_string(limits_.max_waited_keys) +
-                                      "; try again when waits have ended");
-      }
-      job_waited_keys_[scope.job_id] += missing;
-      waited_keys_ += missing;
+      RETURN_IF_ERROR(waited_keys_.Reserve(scope.job_id, waiter.missing_keys.size()));
       for (const auto& key : waiter.missing_keys) waiters_by_key_[{scope, key}].insert(id);
       waiters_.emplace(id, std::move(waiter));
       return id;
@@ -179,7 +156,7 @@ bool KeyValueStore::CancelWait(WaiterId id) {
   MutexLock lock(mu_);
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return false;
-  ForgetWaitedKeys(it->second.scope, it->second.missing_keys.size());
+  waited_keys_.Release(it->second.scope.job_id, it->second.missing_keys.size());
   for (const auto& key : it->second.missing_keys) {
     auto watched = waiters_by_key_.find({it->second.scope, key});
     if (watched == waiters_by_key_.end()) continue;
@@ -195,7 +172,7 @@ size_t KeyValueStore::pending_waiters() const {
   return waiters_.size();
 }
 
-void KeyValueStore::DropJob(const std::string& job_id) {
+Status KeyValueStore::DropJob(const std::string& job_id) {
   MutexLock lock(mu_);
   auto it = entries_.lower_bound({StoreScopeKey{job_id, std::numeric_limits<int64_t>::min()}, ""});
   while (it != entries_.end() && it->first.first.job_id == job_id) it = entries_.erase(it);
@@ -203,6 +180,7 @@ void KeyValueStore::DropJob(const std::string& job_id) {
     total_bytes_ -= bytes->second;
     job_bytes_.erase(bytes);
   }
+  return Status::Ok();
 }
 
 }  // namespace ddprun

@@ -15,6 +15,7 @@
 #include "ddprun/base/logging.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/thread_annotations.h"
+#include "ddprun/rendezvous/key_value_store.h"
 #include "rendezvous_service.h"
 
 namespace ddprun {
@@ -97,7 +98,12 @@ struct RendezvousServer::Impl {
 Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
     const RendezvousServerOptions& options) {
   std::unique_ptr<RendezvousServer> self(new RendezvousServer());
-  self->store_ = std::make_unique<KeyValueStore>(options.limits);
+  if (options.store) {
+    self->store_ = options.store;
+  } else {
+    self->own_store_ = std::make_unique<KeyValueStore>(options.limits);
+    self->store_ = self->own_store_.get();
+  }
   self->impl_ = std::make_unique<Impl>();
   Impl& impl = *self->impl_;
   impl.service = std::make_unique<RendezvousService>(

@@ -3,6 +3,7 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "ddprun/base/logging.h"
 #include "ddprun/rendezvous/call_authentication.h"
@@ -14,6 +15,8 @@ namespace ddprun {
 namespace {
 
 constexpr int64_t kMaxWaitMs = 24LL * 3600 * 1000;
+// Threads that run a remote store's calls (each waits a few milliseconds on etcd).
+constexpr size_t kBlockingStoreThreads = 8;
 
 StoreScopeKey ScopeOf(const v1::StoreScope& scope) { return {scope.job_id(), scope.round()}; }
 
@@ -26,12 +29,12 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grp
 }  // namespace
 
 // A pending Wait. Exactly one of three things finishes it: the store's ready callback, the
-// deadline timer, or the client's cancellation. KeyValueStore::CancelWait arbitrates: the timer
+// deadline timer, or the client's cancellation. JobStore::CancelWait arbitrates: the timer
 // and the cancellation may call Finish only after they removed the waiter themselves.
 // The timer is touched only on the timer thread (asio timers are not thread-safe).
 class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
  public:
-  WaitReactor(KeyValueStore& store, boost::asio::io_context& timers)
+  WaitReactor(JobStore& store, boost::asio::io_context& timers)
       : store_(store), state_(std::make_shared<State>(timers)) {}
 
   void Start(const v1::WaitRequest& request) {
@@ -43,7 +46,7 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
     }
     std::vector<std::string> keys(request.keys().begin(), request.keys().end());
     auto state = state_;
-    KeyValueStore& store = store_;
+    JobStore& store = store_;
     auto waiter = store.WaitAsync(ScopeOf(request.scope()), keys, [this, state] {
       state->done = true;
       boost::asio::post(state->timer.get_executor(), [state] { state->timer.cancel(); });
@@ -87,26 +90,31 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
   struct State {
     explicit State(boost::asio::io_context& timers) : timer(timers) {}
     boost::asio::steady_timer timer;
-    std::atomic<KeyValueStore::WaiterId> waiter_id{0};
+    std::atomic<JobStore::WaiterId> waiter_id{0};
     std::atomic<bool> done{false};
   };
 
-  KeyValueStore& store_;
+  JobStore& store_;
   std::shared_ptr<State> state_;
 };
 
-RendezvousService::RendezvousService(KeyValueStore& store, std::string token,
-                                     SteadyTimeSource& time)
+RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time)
     : store_(store), token_(std::move(token)), time_(time) {
+  if (store_.CallsBlock()) {
+    blocking_store_calls_ = std::make_unique<boost::asio::thread_pool>(kBlockingStoreThreads);
+  }
   time_.OnStep([this] { ScheduleTick(); });
 }
 
 RendezvousService::~RendezvousService() {
   time_.OnStep({});  // waits for a step's call in progress
-  if (!timers_) return;
-  timers_->work.reset();
-  timers_->io.stop();
-  timers_->thread.join();
+  if (timers_) {
+    timers_->work.reset();
+    timers_->io.stop();
+    timers_->thread.join();
+  }
+  // After the timers: their thread posts the ended jobs' DropJob here.
+  if (blocking_store_calls_) blocking_store_calls_->join();
 }
 
 RendezvousService::Timers& RendezvousService::timers() {
@@ -118,20 +126,37 @@ grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* contex
   return AuthenticateCall(*context, token_);
 }
 
+void RendezvousService::RunStoreCall(std::function<void()> call) {
+  if (blocking_store_calls_) {
+    boost::asio::post(*blocking_store_calls_, std::move(call));
+  } else {
+    call();
+  }
+}
+
+grpc::ServerUnaryReactor* RendezvousService::AnswerStoreCall(grpc::CallbackServerContext* context,
+                                                             std::function<grpc::Status()> call) {
+  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  auto* reactor = context->DefaultReactor();
+  RunStoreCall([reactor, call = std::move(call)] { reactor->Finish(call()); });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* context,
                                                  const v1::SetRequest* request, v1::SetResponse*) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  return Finish(context, ToGrpcStatus(store_.Set(ScopeOf(request->scope()), request->key(),
-                                                 request->value())));
+  return AnswerStoreCall(context, [this, request] {
+    return ToGrpcStatus(store_.Set(ScopeOf(request->scope()), request->key(), request->value()));
+  });
 }
 
 grpc::ServerUnaryReactor* RendezvousService::Get(grpc::CallbackServerContext* context,
                                                  const v1::GetRequest* request,
                                                  v1::GetResponse* response) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  auto value = store_.Get(ScopeOf(request->scope()), request->key());
-  if (value.ok()) response->set_value(std::move(value).value());
-  return Finish(context, ToGrpcStatus(value.status()));
+  return AnswerStoreCall(context, [this, request, response] {
+    auto value = store_.Get(ScopeOf(request->scope()), request->key());
+    if (value.ok()) response->set_value(std::move(value).value());
+    return ToGrpcStatus(value.status());
+  });
 }
 
 grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* context,
@@ -139,38 +164,42 @@ grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* c
                                                   v1::WaitResponse*) {
   if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
   auto* reactor = new WaitReactor(store_, timers().io);
-  reactor->Start(*request);
+  RunStoreCall([reactor, request] { reactor->Start(*request); });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* RendezvousService::Add(grpc::CallbackServerContext* context,
                                                  const v1::AddRequest* request,
                                                  v1::AddResponse* response) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  auto sum = store_.Add(ScopeOf(request->scope()), request->key(), request->delta());
-  if (sum.ok()) response->set_value(sum.value());
-  return Finish(context, ToGrpcStatus(sum.status()));
+  return AnswerStoreCall(context, [this, request, response] {
+    auto sum = store_.Add(ScopeOf(request->scope()), request->key(), request->delta());
+    if (sum.ok()) response->set_value(sum.value());
+    return ToGrpcStatus(sum.status());
+  });
 }
 
 grpc::ServerUnaryReactor* RendezvousService::CompareSet(grpc::CallbackServerContext* context,
                                                         const v1::CompareSetRequest* request,
                                                         v1::CompareSetResponse* response) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  auto outcome = store_.CompareSet(ScopeOf(request->scope()), request->key(), request->expected(),
-                                   request->desired());
-  if (outcome.ok()) {
-    response->set_value(outcome->value);
-    response->set_swapped(outcome->swapped);
-  }
-  return Finish(context, ToGrpcStatus(outcome.status()));
+  return AnswerStoreCall(context, [this, request, response] {
+    auto outcome = store_.CompareSet(ScopeOf(request->scope()), request->key(), request->expected(),
+                                     request->desired());
+    if (outcome.ok()) {
+      response->set_value(outcome->value);
+      response->set_swapped(outcome->swapped);
+    }
+    return ToGrpcStatus(outcome.status());
+  });
 }
 
 grpc::ServerUnaryReactor* RendezvousService::Delete(grpc::CallbackServerContext* context,
                                                     const v1::DeleteRequest* request,
                                                     v1::DeleteResponse* response) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
-  response->set_deleted(store_.Delete(ScopeOf(request->scope()), request->key()));
-  return Finish(context, grpc::Status::OK);
+  return AnswerStoreCall(context, [this, request, response] {
+    auto deleted = store_.Delete(ScopeOf(request->scope()), request->key());
+    if (deleted.ok()) response->set_deleted(deleted.value());
+    return ToGrpcStatus(deleted.status());
+  });
 }
 
 grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerContext* context,

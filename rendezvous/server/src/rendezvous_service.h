@@ -1,14 +1,16 @@
-// RendezvousService: the gRPC callback-API adapter over KeyValueStore and JobRegistry. It
+// RendezvousService: the gRPC callback-API adapter over a JobStore and JobRegistry. It
 // authenticates each call, converts messages, routes round events to the agents' Session
-// streams, and owns the deadlines (pending waits, rounds) on one timer thread. It holds no
-// rendezvous logic of its own. Rounds read the time from a SteadyTimeSource: under a stepped
-// one (tests) a round's deadlines pass when the time is advanced, not on a real timer.
+// streams, and owns the deadlines (pending waits, rounds) on one timer thread. A remote store's
+// calls (etcd: JobStore::CallsBlock) run on threads of the service's own, never on gRPC's. It holds
+// no rendezvous logic of its own. Rounds read the time from a SteadyTimeSource: under a stepped one
+// (tests) a round's deadlines pass when the time is advanced, not on a real timer.
 #pragma once
 
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,7 +21,7 @@
 
 #include "ddprun/base/steady_time_source.h"
 #include "ddprun/base/thread_annotations.h"
-#include "ddprun/rendezvous/key_value_store.h"
+#include "ddprun/rendezvous/job_store.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "job_registry.h"
 
@@ -27,8 +29,8 @@ namespace ddprun {
 
 class RendezvousService final : public v1::Rendezvous::CallbackService {
  public:
-  // `token` empty: calls are not authenticated. `time` must outlive the service.
-  RendezvousService(KeyValueStore& store, std::string token, SteadyTimeSource& time);
+  // `token` empty: calls are not authenticated. `store` and `time` must outlive the service.
+  RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time);
   ~RendezvousService() override;
 
   grpc::ServerUnaryReactor* Set(grpc::CallbackServerContext* context, const v1::SetRequest* request,
@@ -78,8 +80,15 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
 
   // OK, or UNAUTHENTICATED (logged) when the call lacks the server's token.
   grpc::Status Authenticate(grpc::CallbackServerContext* context) const;
+  // Runs `call` (a store operation) at once for an in-memory store, else on the blocking
+  // threads.
+  void RunStoreCall(std::function<void()> call);
+  // A unary store call, authenticated, finished with `call`'s status wherever RunStoreCall runs
+  // it; `call` fills the response.
+  grpc::ServerUnaryReactor* AnswerStoreCall(grpc::CallbackServerContext* context,
+                                            std::function<grpc::Status()> call);
 
-  KeyValueStore& store_;
+  JobStore& store_;
   const std::string token_;
   SteadyTimeSource& time_;
   JobRegistry registry_;
@@ -94,6 +103,7 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   std::once_flag timers_started_;
   std::unique_ptr<Timers> timers_;        // set once, under timers_started_
   std::atomic<bool> tick_queued_{false};  // a ScheduleTick is posted and has not run yet
+  std::unique_ptr<boost::asio::thread_pool> blocking_store_calls_;  // a remote store's only
 };
 
 struct RendezvousService::Timers {

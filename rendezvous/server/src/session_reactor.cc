@@ -228,7 +228,14 @@ void RendezvousService::ScheduleTick() {
       std::vector<RoutedEvent> events;
       std::vector<std::string> forgotten;
       registry_.Tick(time_.Now(), events, &forgotten);
-      for (const auto& job_id : forgotten) store_.DropJob(job_id);
+      for (const auto& job_id : forgotten) {
+        RunStoreCall([this, job_id] {
+          if (Status dropped = store_.DropJob(job_id); !dropped.ok()) {
+            GetLogger("rendezvous")
+                ->warn("the store keys of ended job '{}' stay: {}", job_id, dropped.message());
+          }
+        });
+      }
       Deliver(events);
       ScheduleTick();
     });

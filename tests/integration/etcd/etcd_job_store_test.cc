@@ -181,6 +181,36 @@ TEST_CASE("the etcd store refuses what the in-memory store refuses, with the sam
   CHECK(client->GetPrefix("/ddprun/").value().kvs.empty());
 }
 
+TEST_CASE("the etcd store bounds the keys pending waits miss, per job and in all") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  auto client = cluster.OpenClient();
+  KeyValueLimits limits;
+  limits.max_waited_keys_per_job = 2;
+  limits.max_waited_keys = 3;
+  EtcdJobStore store(*client, "/ddprun/", limits);
+  KeyValueStore memory(limits);
+  std::promise<void> released;
+  auto first = store.WaitAsync(kJob, {"a", "b"}, [&] { released.set_value(); });
+  REQUIRE(first.ok());
+  REQUIRE(memory.WaitAsync(kJob, {"a", "b"}, [] {}).ok());
+  auto over_job = store.WaitAsync(kJob, {"c"}, [] {});
+  CHECK(over_job.status().code() == StatusCode::kResourceExhausted);
+  CHECK(over_job.status().message() == memory.WaitAsync(kJob, {"c"}, [] {}).status().message());
+  const StoreScopeKey other{.job_id = "other", .round = 0};
+  auto x = store.WaitAsync(other, {"x"}, [] {});
+  REQUIRE(x.ok());
+  CHECK(store.WaitAsync(other, {"y"}, [] {}).status().code() == StatusCode::kResourceExhausted);
+  // Keys found and a wait cancelled give their room back.
+  REQUIRE(store.Set(kJob, "a", "1").ok());
+  REQUIRE(store.Set(kJob, "b", "2").ok());
+  REQUIRE(released.get_future().wait_for(30s) == std::future_status::ready);
+  REQUIRE(store.WaitAsync(other, {"y"}, [] {}).ok());
+  CHECK(store.WaitAsync(kJob, {"c", "d"}, [] {}).status().code() == StatusCode::kResourceExhausted);
+  CHECK(store.CancelWait(x.value()));
+  CHECK(store.WaitAsync(kJob, {"c", "d"}, [] {}).ok());
+}
+
 TEST_CASE("a job's keys in etcd outlive the member that took them") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(3);

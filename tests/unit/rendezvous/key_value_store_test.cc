@@ -54,8 +54,8 @@ TEST_CASE("compare_set follows PyTorch's semantics") {
 TEST_CASE("delete removes a key and says whether it existed") {
   KeyValueStore store;
   REQUIRE(store.Set(kRound0, "k", "v").ok());
-  CHECK(store.Delete(kRound0, "k"));
-  CHECK_FALSE(store.Delete(kRound0, "k"));
+  CHECK(store.Delete(kRound0, "k").value());
+  CHECK_FALSE(store.Delete(kRound0, "k").value());
 }
 
 TEST_CASE("a wait is released the moment its last key is set, and only then") {
@@ -105,7 +105,7 @@ TEST_CASE("limits are errors, not crashes") {
   REQUIRE(store.Set(kRound1, "k2", std::string(16, 'x')).ok());
   CHECK(store.Set(kRound0, "k3", "xxx").code() == StatusCode::kResourceExhausted);  // 36 + 5 > 40
   CHECK(store.Set({"other", 0}, "k3", "xx").ok());  // the limit is per job
-  REQUIRE(store.Delete(kRound0, "k1"));
+  REQUIRE(store.Delete(kRound0, "k1").value());
   CHECK(store.Set(kRound0, "k3", "xx").ok());  // deleting frees room
   CHECK(store.WaitAsync(kRound0, {}, [] {}).status().code() == StatusCode::kInvalidArgument);
   CHECK(store.WaitAsync(kRound0, {"a", "b", "c"}, [] {}).status().code() ==
@@ -119,7 +119,7 @@ TEST_CASE("dropping a job forgets its keys in every round and frees its budget")
   REQUIRE(store.Set({"old", 0}, "k", std::string(30, 'x')).ok());
   REQUIRE(store.Set({"old", 3}, "k", std::string(30, 'x')).ok());
   REQUIRE(store.Set({"other", 0}, "k", "kept").ok());
-  store.DropJob("old");
+  REQUIRE(store.DropJob("old").ok());
   CHECK(store.Get({"old", 0}, "k").status().code() == StatusCode::kNotFound);
   CHECK(store.Get({"old", 3}, "k").status().code() == StatusCode::kNotFound);
   CHECK(store.Get({"other", 0}, "k").value() == "kept");
@@ -137,7 +137,7 @@ TEST_CASE("the store's totals over every job and every pending wait are bounded"
   Status full = store.Set({"b", 0}, "k", std::string(60, 'x'));
   CHECK(full.code() == StatusCode::kResourceExhausted);
   CHECK(full.message().find("more than 100 bytes for all its jobs") != std::string::npos);
-  store.DropJob("a");
+  REQUIRE(store.DropJob("a").ok());
   REQUIRE(store.Set({"b", 0}, "k", std::string(60, 'x')).ok());
   CHECK(store.Set({"a-long-job", 0}, "k", "v").message() ==
         "a job id of 10 bytes is over the limit of 8");

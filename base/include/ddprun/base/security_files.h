@@ -3,14 +3,19 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ddprun/base/client_security.h"
 #include "ddprun/base/status.h"
 
 namespace ddprun {
 
-// The token in `path`: its content without surrounding whitespace; one word on one line.
-// INVALID_ARGUMENT saying what is wrong with the file (unreadable, empty, several words).
+// The secret in `path`, given for `flag`: its content without surrounding whitespace; one word
+// on one line. INVALID_ARGUMENT saying what is wrong with the file (unreadable, empty, several
+// words), naming the flag and `what` the file holds ("job token").
+Result<std::string> ReadSecretFile(const std::string& flag, const std::string& path,
+                                   const std::string& what);
+// ReadSecretFile for --token-file.
 Result<std::string> ReadTokenFile(const std::string& path);
 
 // The PEM text in `path`, given for `flag` (named in errors). INVALID_ARGUMENT when unreadable or
@@ -24,8 +29,9 @@ struct TlsFlags {
 };
 
 // Reads the files `flags` names (--tls-cert and --tls-key go together). INVALID_ARGUMENT naming
-// the flag and the problem.
-Status ReadTlsFiles(TlsFlags& flags);
+// the flag and the problem; the flags are named `flag_prefix` + "cert", "key", "ca" (ddprund's
+// etcd client has "--etcd-tls-").
+Status ReadTlsFiles(TlsFlags& flags, std::string_view flag_prefix = "--tls-");
 
 // A worker's side: the PEM text of the TLS files its environment names (DDPRUN_TLS_CA,
 // DDPRUN_TLS_CERT, DDPRUN_TLS_KEY; paths, empty when not given) into `security`.

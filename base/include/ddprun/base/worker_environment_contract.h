@@ -82,7 +82,9 @@ inline constexpr Variable kGlooSocketIfname{"GLOO_SOCKET_IFNAME",
                                             "unless inherited)",
                                             Writer::kAgent, "PyTorch's Gloo", ""};
 // ddprun's own.
-inline constexpr Variable kStoreAddr{"DDPRUN_STORE_ADDR", "host:port of the rendezvous store",
+inline constexpr Variable kStoreAddr{"DDPRUN_STORE_ADDR",
+                                     "host:port of the rendezvous store (or a comma-separated "
+                                     "list of daemons that share it through etcd)",
                                      Writer::kAgent, "ddp::Environment, StoreClient", ""};
 inline constexpr Variable kToken{"DDPRUN_TOKEN", "the token every store call carries",
                                  Writer::kAgent, "ddp::Environment, StoreClient", ""};

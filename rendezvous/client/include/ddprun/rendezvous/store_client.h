@@ -16,7 +16,10 @@
 namespace ddprun {
 
 struct StoreClientOptions {
-  std::string address;      // "host:port" of the rendezvous server
+  // "host:port" of the rendezvous server, or of several that serve the same keys (daemons on
+  // one etcd cluster: "h0:29400,h1:29400"): calls go to the one that last answered, and move to
+  // the next at once when it cannot be reached.
+  std::string address;
   ClientSecurity security;  // the token sent with every call, and TLS
   std::string job_id;
   int64_t round = 0;

@@ -1,12 +1,13 @@
 // What every job store shares, the in-memory one of the rendezvous server (key_value_store.h)
 // and the etcd one (rendezvous/etcd/etcd_job_store.h): the scope of a job's keys, the limits,
-// compare_set's outcome, and the checks of a key and a value against the limits, so that both
-// refuse the same requests with the same messages.
+// compare_set's outcome, the checks of a key and a value against the limits, and the count of
+// the keys pending waits miss, so that both refuse the same requests with the same messages.
 #pragma once
 
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "ddprun/base/status.h"
@@ -44,5 +45,22 @@ Status CheckStoreKey(const KeyValueLimits& limits, const StoreScopeKey& scope,
 // RESOURCE_EXHAUSTED for a value over limits.max_value_bytes.
 Status CheckStoreValue(const KeyValueLimits& limits, const std::string& key,
                        const std::string& value);
+
+// The keys that a store's pending waits still miss, per job and in all, against the limits'
+// max_waited_keys_per_job and max_waited_keys. Not thread-safe: the store's lock guards it.
+class WaitedKeyBudget {
+ public:
+  explicit WaitedKeyBudget(const KeyValueLimits& limits) : limits_(limits) {}
+  // Counts `count` more keys for a wait of `job_id`; RESOURCE_EXHAUSTED, counting nothing, when
+  // that would go over a bound.
+  Status Reserve(const std::string& job_id, size_t count);
+  // `count` of them are found, or their wait ended.
+  void Release(const std::string& job_id, size_t count);
+
+ private:
+  const KeyValueLimits limits_;
+  size_t total_ = 0;
+  std::map<std::string, size_t> per_job_;
+};
 
 }  // namespace ddprun

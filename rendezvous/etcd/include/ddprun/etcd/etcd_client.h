@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ddprun/base/status.h"
+#include "ddprun/etcd/etcd_endpoints.h"
 #include "etcd/etcd_v3.pb.h"
 
 namespace ddprun::etcd {
@@ -36,9 +37,6 @@ struct EtcdSettings {
   // Each attempt's deadline; a call tries every member once at most.
   std::chrono::milliseconds call_timeout{2000};
 };
-
-// "h1:2379,h2:2379" -> settings.endpoints; INVALID_ARGUMENT naming a malformed entry.
-Result<std::vector<std::string>> ParseEtcdEndpoints(const std::string& list);
 
 struct KeyValue {
   std::string key;

@@ -1,10 +1,9 @@
-// EtcdJobStore: the jobs' key-value store (what workers reach through DDPRUN_STORE_ADDR: set,
-// get, add, compare_set, wait, delete) kept in etcd instead of one daemon's memory, so that
+// EtcdJobStore: the JobStore (job_store.h) kept in etcd instead of one daemon's memory, so that
 // every daemon pointed at the same cluster serves the same keys and a daemon's loss loses none
-// (docs/control_plane.md, invariant 4). The same operations and the same answers as the
-// in-memory KeyValueStore (rendezvous/server/), on the same StoreScopeKey, with its per-key and
-// per-value limits; every operation is one etcd request, or a compare-and-swap retried on a
-// conflict, so two daemons serving one job never lose an update. Thread-safe.
+// (docs/control_plane.md, invariant 4). The same answers as the in-memory KeyValueStore
+// (rendezvous/server/), on the same StoreScopeKey, with its per-key and per-value limits; every
+// operation is one etcd request, or a compare-and-swap retried on a conflict, so two daemons
+// serving one job never lose an update. Calls wait on the network (CallsBlock). Thread-safe.
 //
 // Keys: "<prefix>jobs/<job>/kv/<round>/<key>", the job id escaped ('%' and '/' as %25 and %2F).
 // Limits: a value of at most 1 MiB and a key of at most 1 KiB, so that a request stays within
@@ -25,46 +24,40 @@
 #include "ddprun/base/status.h"
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/etcd/etcd_client.h"
+#include "ddprun/rendezvous/job_store.h"
 #include "ddprun/rendezvous/store_limits.h"
 
 namespace ddprun::etcd {
 
-class EtcdJobStore {
+class EtcdJobStore final : public JobStore {
  public:
-  using WaiterId = uint64_t;
-
   // `prefix` ends with '/' ("/ddprun/").
   EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits = {});
-  ~EtcdJobStore();
+  ~EtcdJobStore() override;
   EtcdJobStore(const EtcdJobStore&) = delete;
   EtcdJobStore& operator=(const EtcdJobStore&) = delete;
 
-  Status Set(const StoreScopeKey& scope, const std::string& key, const std::string& value);
-  // NOT_FOUND when absent.
-  Result<std::string> Get(const StoreScopeKey& scope, const std::string& key);
-  // The decimal integer under key (absent is 0) plus delta; INVALID_ARGUMENT when the value is
-  // not one or the sum overflows.
-  Result<int64_t> Add(const StoreScopeKey& scope, const std::string& key, int64_t delta);
-  // PyTorch's compare_set: desired when the value equals expected, or the key is absent and
-  // expected is empty.
+  // JobStore's operations (job_store.h).
+  Status Set(const StoreScopeKey& scope, const std::string& key, const std::string& value) override;
+  Result<std::string> Get(const StoreScopeKey& scope, const std::string& key) override;
+  Result<int64_t> Add(const StoreScopeKey& scope, const std::string& key, int64_t delta) override;
   Result<CompareSetOutcome> CompareSet(const StoreScopeKey& scope, const std::string& key,
-                                       const std::string& expected, const std::string& desired);
-  Result<bool> Delete(const StoreScopeKey& scope, const std::string& key);
+                                       const std::string& expected,
+                                       const std::string& desired) override;
+  Result<bool> Delete(const StoreScopeKey& scope, const std::string& key) override;
   // Returns once every key is set, whichever daemon set it; DEADLINE_EXCEEDED naming the keys
   // still missing after `timeout`.
   Status Wait(const StoreScopeKey& scope, const std::vector<std::string>& keys,
               std::chrono::milliseconds timeout);
-  // KeyValueStore's asynchronous wait, whichever daemon sets the keys: calls on_ready once every
-  // key in `keys` has been set (at once, on this thread, if they all are; else on the store's
-  // watch thread, which the first such wait starts: one watch of every job's keys). An id for
-  // CancelWait. The caller owns the deadline.
+  // JobStore's asynchronous wait, whichever daemon sets the keys: on_ready runs at once, on this
+  // thread, if every key is set; else on the store's watch thread, which the first such wait
+  // starts (one watch of every job's keys).
   Result<WaiterId> WaitAsync(const StoreScopeKey& scope, const std::vector<std::string>& keys,
-                             std::function<void()> on_ready) EXCLUDES(mu_);
-  // True when the waiter was still pending: on_ready has not run and never will.
-  bool CancelWait(WaiterId id) EXCLUDES(mu_);
-
-  // Every key of the job, in every round.
-  Status DropJob(const std::string& job_id);
+                             std::function<void()> on_ready) override EXCLUDES(mu_);
+  bool CancelWait(WaiterId id) override EXCLUDES(mu_);
+  Status DropJob(const std::string& job_id) override;
+  size_t pending_waiters() const override EXCLUDES(mu_);
+  bool CallsBlock() const override { return true; }
 
   // The etcd key of a store key (for tests and tools).
   std::string EtcdKeyOf(const StoreScopeKey& scope, const std::string& key) const;
@@ -77,17 +70,19 @@ class EtcdJobStore {
   void Seen(const std::string& etcd_key) EXCLUDES(mu_);
 
   struct Waiter {
-    std::set<std::string> missing;  // etcd keys
-    std::function<void()> on_ready;
+    std::string job_id = {};
+    std::set<std::string> missing = {};  // etcd keys
+    std::function<void()> on_ready = {};
   };
 
   EtcdClient& client_;
   const std::string prefix_;
   const KeyValueLimits limits_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::map<WaiterId, Waiter> waiters_ GUARDED_BY(mu_);
   std::map<std::string, std::set<WaiterId>> waiters_by_key_ GUARDED_BY(mu_);
   WaiterId next_waiter_id_ GUARDED_BY(mu_) = 1;
+  WaitedKeyBudget waited_keys_ GUARDED_BY(mu_){limits_};  // the waiters' missing keys
   std::unique_ptr<EtcdClient::WatchStop> watch_stop_ GUARDED_BY(mu_);
   std::thread watcher_;
 };

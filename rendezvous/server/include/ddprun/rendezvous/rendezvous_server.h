@@ -15,7 +15,7 @@
 
 #include "ddprun/base/status.h"
 #include "ddprun/base/steady_time_source.h"
-#include "ddprun/rendezvous/key_value_store.h"
+#include "ddprun/rendezvous/job_store.h"
 
 namespace grpc {
 class Service;
@@ -32,7 +32,10 @@ struct RendezvousServerOptions {
   std::string tls_cert_pem;
   std::string tls_key_pem;
   std::string tls_client_ca_pem;
-  KeyValueLimits limits;
+  KeyValueLimits limits;  // of the in-memory store
+  // The jobs' store; null: one in memory, the server's own. Else a store shared with other
+  // servers (etcd), which must outlive this one.
+  JobStore* store = nullptr;
   // The embedded server's mode: the server binds and listens on its own socket, and starts gRPC
   // only when the first client connects, over plain TCP (loopback; the token still applies).
   // A job whose workers never use the store never pays gRPC's start-up time and memory.
@@ -58,7 +61,7 @@ class RendezvousServer {
   int port() const { return port_; }
   // "host:port", as clients dial it.
   std::string address() const;
-  KeyValueStore& store() { return *store_; }
+  JobStore& store() { return *store_; }
 
   // No agent is connected and every job has ended (or there is none).
   bool Idle() const;
@@ -72,7 +75,8 @@ class RendezvousServer {
   struct Impl;
   RendezvousServer() = default;
 
-  std::unique_ptr<KeyValueStore> store_;
+  std::unique_ptr<JobStore> own_store_;  // without options.store
+  JobStore* store_ = nullptr;
   std::unique_ptr<Impl> impl_;
   std::string host_;
   int port_ = 0;
