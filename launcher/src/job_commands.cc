@@ -149,6 +149,7 @@ int AttachMain(const std::vector<std::string>& args) {
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
   FollowOptions options;
   options.cancel_on_signal = false;
+  options.say_lost = true;
   FollowResult followed =
       FollowJob(command.job_id, HostsOf(*job), command.security, options, console);
   if (followed.signal != 0) {

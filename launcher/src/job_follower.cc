@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include "ddprun/base/thread_annotations.h"
+
 namespace ddprun {
 namespace {
 
@@ -103,16 +105,58 @@ std::vector<HostEnd> CancelJob(const std::string& job_id, const std::vector<std:
   return ends;
 }
 
+namespace {
+
+// The hosts being followed, which a spare may join, and their clients; shared by the following
+// threads and the thread that waits for signals.
+class FollowedHosts {
+ public:
+  FollowedHosts(const std::vector<std::string>& hosts, const ClientSecurity& security)
+      : security_(security), hosts_(hosts) {
+    for (const std::string& host : hosts) {
+      clients_.push_back(std::make_shared<JobClient>(host, security));
+    }
+  }
+  std::vector<std::string> hosts() const {
+    MutexLock lock(mu_);
+    return hosts_;
+  }
+  std::shared_ptr<JobClient> client(size_t i) const {
+    MutexLock lock(mu_);
+    return clients_[i];
+  }
+  // Host i is now `host`; false when following has stopped meanwhile.
+  bool Replace(size_t i, const std::string& host) {
+    MutexLock lock(mu_);
+    if (stopped_) return false;
+    hosts_[i] = host;
+    clients_[i] = std::make_shared<JobClient>(host, security_);
+    return true;
+  }
+  void StopAll() {
+    MutexLock lock(mu_);
+    stopped_ = true;
+    for (auto& client : clients_) client->StopAttach();
+  }
+
+ private:
+  const ClientSecurity security_;
+  mutable Mutex mu_;
+  std::vector<std::string> hosts_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<JobClient>> clients_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace
+
 FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
                        const ClientSecurity& security, const FollowOptions& options,
                        RemoteConsole& console) {
   StopSignalsOrWake signals;
   FollowResult result;
   result.hosts.resize(hosts.size());
-  std::vector<std::unique_ptr<JobClient>> clients;
-  for (const std::string& host : hosts) {
-    clients.push_back(std::make_unique<JobClient>(host, security));
-  }
+  FollowedHosts followed(hosts, security);
+  Mutex result_mu;  // result.replaced and ended_for_lost_host, which the followers fill
   std::atomic<size_t> finished{0};
   std::vector<std::thread> followers;
   for (size_t i = 0; i < hosts.size(); ++i) {
@@ -120,24 +164,44 @@ FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>
       const int host = static_cast<int>(i);
       HostEnd& end = result.hosts[i];
       end.host = hosts[i];
-      auto exit = clients[i]->Attach(
-          job_id, options.follow,
-          [&](v1::JobOutput::Stream stream, std::string_view data) {
-            if (options.on_output) {
-              options.on_output(host, stream, data);
-            } else {
-              console.Write(host, stream, data);
-            }
-          },
-          [&](int64_t dropped) {
-            console.Note("ddprun: " + HostLabel(hosts[i]) + ": " + std::to_string(dropped) +
-                         " bytes of earlier output are no longer kept (the full logs are in "
-                         "--log_dir there)\n");
-          });
-      if (exit.ok()) {
-        end.exit = exit.value();
-      } else {
+      while (true) {
+        auto exit = followed.client(i)->Attach(
+            job_id, options.follow,
+            [&](v1::JobOutput::Stream stream, std::string_view data) {
+              if (options.on_output) {
+                options.on_output(host, stream, data);
+              } else {
+                console.Write(host, stream, data);
+              }
+            },
+            [&](int64_t dropped) {
+              console.Note("ddprun: " + HostLabel(end.host) + ": " + std::to_string(dropped) +
+                           " bytes of earlier output are no longer kept (the full logs are in "
+                           "--log_dir there)\n");
+            });
+        if (exit.ok()) {
+          end.exit = exit.value();
+          break;
+        }
         end.error = exit.status();
+        if (end.error.code() == StatusCode::kCancelled || !options.follow) break;
+        if (options.say_lost) console.Note("ddprun: lost " + end.error.message() + "\n");
+        if (!options.on_lost) break;
+        const LostHostAnswer answer = options.on_lost(end);
+        if (!answer.end_job_because.empty()) {
+          {
+            MutexLock lock(result_mu);
+            result.ended_for_lost_host = true;
+          }
+          console.Note("ddprun: " + answer.end_job_because + "\n");
+          CancelJob(job_id, followed.hosts(), security, /*wait=*/false);
+        }
+        if (!answer.replacement || !followed.Replace(i, *answer.replacement)) break;
+        {
+          MutexLock lock(result_mu);
+          result.replaced.push_back(end);
+        }
+        end = HostEnd{.host = *answer.replacement, .exit = std::nullopt, .error = Status::Ok()};
       }
       ++finished;
       signals.Wake();
@@ -149,14 +213,15 @@ FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>
     if (result.signal != 0 || !options.cancel_on_signal) {
       // Stop waiting: the followers end now; a job being cancelled goes on being cancelled.
       if (result.signal == 0) result.signal = received;
-      for (auto& client : clients) client->StopAttach();
+      followed.StopAll();
       break;
     }
     result.signal = received;
     // Every daemon is told first (each answers at once), so that neither a second signal nor a
     // console that blocks can keep a host from hearing it; the streams then end with the agents.
-    const std::vector<HostEnd> told = CancelJob(job_id, hosts, security, /*wait=*/false);
-    console.Note("ddprun: cancelling job " + job_id + " on " + std::to_string(hosts.size()) +
+    const std::vector<std::string> now = followed.hosts();
+    const std::vector<HostEnd> told = CancelJob(job_id, now, security, /*wait=*/false);
+    console.Note("ddprun: cancelling job " + job_id + " on " + std::to_string(now.size()) +
                  " hosts (signal again to stop waiting)\n");
     for (const HostEnd& end : told) {
       if (!end.error.ok()) console.Note("ddprun: " + end.error.message() + "\n");

@@ -12,25 +12,11 @@
 #include "ddprun/rendezvous/job_status_client.h"
 #include "input_sender.h"
 #include "node_address.h"
+#include "spare_hosts.h"
+#include "start_request.h"
 
 namespace ddprun {
 namespace {
-
-constexpr auto kStartTimeout = std::chrono::seconds(10);
-
-v1::StartJobRequest::ProgramMode ProgramModeMessage(ProgramMode mode) {
-  switch (mode) {
-    case ProgramMode::kModule:
-      return v1::StartJobRequest::PROGRAM_MODULE;
-    case ProgramMode::kNoPython:
-      return v1::StartJobRequest::PROGRAM_NO_PYTHON;
-    case ProgramMode::kRunPath:
-      return v1::StartJobRequest::PROGRAM_RUN_PATH;
-    case ProgramMode::kAsTyped:
-      break;
-  }
-  return v1::StartJobRequest::PROGRAM_AS_TYPED;
-}
 
 // `call(i)` for every host at once; each host's status.
 template <typename Call>
@@ -40,23 +26,6 @@ std::vector<Status> OnEveryHost(size_t hosts, const Call& call) {
   for (size_t i = 0; i < hosts; ++i) threads.emplace_back([&, i] { statuses[i] = call(i); });
   for (auto& thread : threads) thread.join();
   return statuses;
-}
-
-v1::StartJobRequest StartRequestFor(const SubmitRequest& request, size_t host, bool check_only) {
-  v1::StartJobRequest start;
-  start.set_job_id(request.job_id);
-  for (const auto& name : request.hosts) start.add_hosts(name);
-  start.set_host_index(static_cast<int>(host));
-  for (const auto& arg : request.agent_args) start.add_agent_args(arg);
-  for (const auto& arg : request.program) start.add_program(arg);
-  start.set_working_dir(request.working_dir);
-  start.mutable_environment()->insert(request.environment.begin(), request.environment.end());
-  start.set_check_only(check_only);
-  start.set_program_mode(ProgramModeMessage(request.program_mode));
-  start.set_shutdown_timeout_ms(request.shutdown_timeout.count());
-  start.set_rendezvous_endpoint(request.rendezvous);
-  start.set_forward_input(request.forward_input);
-  return start;
 }
 
 // The first failure, and how many hosts failed.
@@ -95,7 +64,8 @@ Status CheckEveryHost(const SubmitRequest& request, JobClients& clients) {
   const std::string failure = FirstFailure(
       OnEveryHost(request.hosts.size(),
                   [&](size_t i) {
-                    return clients[i]->Start(StartRequestFor(request, i, true), kStartTimeout);
+                    return clients[i]->Start(StartRequestFor(request, request.hosts, i, true),
+                                             kStartTimeout);
                   }),
       &failed);
   if (failed == 0) return Status::Ok();
@@ -109,9 +79,10 @@ Status CheckEveryHost(const SubmitRequest& request, JobClients& clients) {
 // where the answer was lost (it may have started); never where the daemon refused: an
 // ALREADY_EXISTS there is another job of that id.
 Status StartOnEveryHost(const SubmitRequest& request, JobClients& clients) {
-  const size_t hosts = request.hosts.size();
+  const std::vector<std::string> running = request.RunningHosts();
+  const size_t hosts = running.size();
   std::vector<Status> started = OnEveryHost(hosts, [&](size_t i) {
-    return clients[i]->Start(StartRequestFor(request, i, false), kStartTimeout);
+    return clients[i]->Start(StartRequestFor(request, running, i, false), kStartTimeout);
   });
   size_t failed = 0;
   const std::string failure = FirstFailure(started, &failed);
@@ -121,7 +92,7 @@ Status StartOnEveryHost(const SubmitRequest& request, JobClients& clients) {
     const StatusCode code = started[i].code();
     if (started[i].ok() || code == StatusCode::kDeadlineExceeded ||
         code == StatusCode::kUnavailable) {
-      maybe_running.push_back(request.hosts[i]);
+      maybe_running.push_back(running[i]);
     }
   }
   size_t stopped = 0;
@@ -146,7 +117,7 @@ int Detach(const SubmitRequest& request) {
   std::fprintf(stderr,
                "ddprun: job %s runs on %zu hosts; ddprun attach %s follows it, ddprun cancel "
                "%s stops it (--host=%s)\n",
-               request.job_id.c_str(), request.hosts.size(), request.job_id.c_str(),
+               request.job_id.c_str(), request.nodes, request.job_id.c_str(),
                request.job_id.c_str(), request.hosts.front().c_str());
   return 0;
 }
@@ -158,10 +129,15 @@ int Follow(const SubmitRequest& request) {
   if (request.forward_input) {
     // In the background of its terminal the read fails and is retried, instead of stopping us.
     ::signal(SIGTTIN, SIG_IGN);
-    input.emplace(request.job_id, request.hosts, request.security,
+    input.emplace(request.job_id, request.RunningHosts(), request.security,
                   [&console] { console.LineEnteredByUser(); });
   }
-  FollowResult followed = FollowJob(request.job_id, request.hosts, request.security, {}, console);
+  SpareHosts spares(request, console);
+  FollowOptions options;
+  options.say_lost = true;
+  options.on_lost = [&spares](const HostEnd& lost) { return spares.TakeThePlaceOf(lost.host); };
+  FollowResult followed =
+      FollowJob(request.job_id, request.RunningHosts(), request.security, options, console);
   input.reset();  // the job has ended: so does its input
   return ConcludeJob(request.job_id, followed, request.rendezvous, request.security, console);
 }
@@ -171,14 +147,14 @@ int Follow(const SubmitRequest& request) {
 int ConcludeJob(const std::string& job_id, const FollowResult& followed,
                 const std::string& rendezvous, const ClientSecurity& security,
                 RemoteConsole& console) {
+  // FollowJob said which hosts were lost, when they were (say_lost): a daemon that dies takes
+  // its agent and workers along (parent-death signals).
   size_t lost = 0;
   for (const HostEnd& end : followed.hosts) {
-    if (end.exit || followed.signal != 0) continue;
-    ++lost;
-    // A daemon that dies takes its agent and workers along (parent-death signals).
-    console.Note("ddprun: lost " + end.error.message() + "\n");
+    if (!end.exit && followed.signal == 0) ++lost;
   }
   if (followed.signal != 0) return 128 + followed.signal;
+  if (followed.ended_for_lost_host) return 1;  // and FollowJob said why
   int status = 0;
   for (const HostEnd& end : followed.hosts) {
     if (end.exit && end.exit->status() != 0) {
@@ -226,11 +202,11 @@ int SubmitJob(const SubmitRequest& request) {
   // A stop signal during the start: the job is undone everywhere (a followed job's FollowJob
   // would do it too, but a detached one never gets there).
   if (const int signal_number = TakePendingStopSignal(); signal_number != 0) {
-    CancelJob(request.job_id, request.hosts, request.security, /*wait=*/true);
+    CancelJob(request.job_id, request.RunningHosts(), request.security, /*wait=*/true);
     std::fprintf(stderr,
                  "ddprun: job %s cancelled on its %zu hosts: signal %d came while it "
                  "started\n",
-                 request.job_id.c_str(), request.hosts.size(), signal_number);
+                 request.job_id.c_str(), request.nodes, signal_number);
     return 128 + signal_number;
   }
   return request.detach ? Detach(request) : Follow(request);

@@ -14,9 +14,9 @@ namespace ddprun {
 // could not start (the error, naming the host, is printed).
 int SubmitJob(const SubmitRequest& request);
 
-// The exit status of a followed job, after saying on `console` which hosts were lost and, when
-// no host's agent could report the job's root cause, what the rendezvous (when known: may be
-// empty) says it was.
+// The exit status of a followed job (1 when it was ended for a lost host), after saying on
+// `console`, when no host's agent could report the job's root cause, what the rendezvous (when
+// known: may be empty) says it was. FollowJob said which hosts were lost.
 int ConcludeJob(const std::string& job_id, const FollowResult& followed,
                 const std::string& rendezvous, const ClientSecurity& security,
                 RemoteConsole& console);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ struct SubmitRequest {
   // The daemons, "host:port" (the port 29400 when not given), in the order given; the first
   // serves the job's rendezvous unless --rdzv_endpoint names another.
   std::vector<std::string> hosts;
+  // How many of `hosts`, from the first, run the job when it starts (every host, or --nnodes's
+  // maximum when more are listed); the rest are spares, each started in place of a host lost
+  // while the job runs.
+  size_t nodes = 0;
+  // Fewer nodes than --nnodes's minimum cannot go on: a host lost with no spare left ends the job.
+  size_t min_nodes = 1;
   std::string job_id;                   // --rdzv_id, or a random one
   std::vector<std::string> agent_args;  // the node agent's options (no program, no token)
   std::vector<std::string> program;     // the program and its arguments, as typed
@@ -28,6 +35,11 @@ struct SubmitRequest {
   bool forward_input = false;  // stdin to global rank 0 (--stdin=0, stdin forwardable)
   std::string rendezvous;      // "host:port" of the job's rendezvous
   ClientSecurity security;     // how to reach the daemons
+
+  // The first `nodes` hosts.
+  std::vector<std::string> RunningHosts() const {
+    return {hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(nodes)};
+  }
 };
 
 }  // namespace ddprun

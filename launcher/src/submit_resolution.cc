@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 
 #include "ddprun/agent/input_forwarder.h"
@@ -46,9 +47,17 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   if (job.rdzv_endpoint.empty()) job.rdzv_endpoint = request.hosts.front();
   if (job.run_id.empty()) job.run_id = RandomRunId();
   ASSIGN_OR_RETURN(LaunchConfig config, Resolve(job, program_args, /*resolve_program=*/false));
-  if (config.min_nodes > host_count || config.max_nodes < host_count) {
+  if (config.min_nodes > host_count) {
     return InvalidArgumentError("--nnodes=" + job.nnodes + " does not allow the " +
                                 std::to_string(host_count) + " hosts given (one node each)");
+  }
+  // Hosts beyond --nnodes's maximum are spares, which the submitter starts when a host is lost.
+  request.nodes = static_cast<size_t>(std::min(host_count, config.max_nodes));
+  request.min_nodes = static_cast<size_t>(config.min_nodes);
+  if (request.nodes < request.hosts.size() && raw.detach) {
+    return InvalidArgumentError(
+        "--detach leaves no one to start the spare hosts (those beyond --nnodes=" + job.nnodes +
+        "); list at most " + std::to_string(config.max_nodes) + " hosts, or follow the job");
   }
   request.job_id = config.run_id;
   request.rendezvous = config.rdzv_host + ":" + std::to_string(config.rdzv_port);
