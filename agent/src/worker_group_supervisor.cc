@@ -70,7 +70,7 @@ struct WorkerGroupSupervisor::Impl {
       input_forwarder = std::make_unique<InputForwarder>(
           io, STDIN_FILENO, [this] { output_router.LineEnteredByUser(); });
     }
-    if (options.window_size_source >= 0) window_changes.add(SIGWINCH);
+    if (options.window_size) window_changes.add(SIGWINCH);
   }
 
   boost::asio::io_context& io;
@@ -335,7 +335,7 @@ struct WorkerGroupSupervisor::Impl {
   void WatchWindowChanges() {
     window_changes.async_wait([this](const boost::system::error_code& error, int) {
       if (error) return;
-      const TerminalSize size = TerminalSizeOf(options.window_size_source);
+      const TerminalSize size = options.window_size();
       for (auto& worker : workers) {
         if (worker.alive) worker.output.Resize(size);
       }
@@ -442,8 +442,10 @@ struct WorkerGroupSupervisor::Impl {
     how.stderr_channel =
         output_router.ChannelFor(local_rank, StdStreams::kStderr, how.stderr_channel);
     how.stdin_channel = InputOf(worker.placement);
-    if (options.window_size_source >= 0) {
-      how.terminal_size = TerminalSizeOf(options.window_size_source);
+    if (options.window_size) {
+      if (const TerminalSize size = options.window_size(); size.rows > 0 && size.cols > 0) {
+        how.terminal_size = size;
+      }
     }
     request.argv = options.worker_argv;
     request.envp = ToEnvp(environment);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "ddprun/base/parsing.h"
 #include "ddprun/base/process_clone.h"
 #include "ddprun/base/status_macros.h"
 
@@ -230,6 +231,15 @@ TerminalSize TerminalSizeOf(int fd) {
   winsize window{};
   if (::ioctl(fd, TIOCGWINSZ, &window) != 0) return {};
   return {window.ws_row, window.ws_col};
+}
+
+std::optional<TerminalSize> ParseTerminalSize(std::string_view text) {
+  const size_t x = text.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  auto rows = ParseInteger<unsigned short>(text.substr(0, x), 1, 10000);
+  auto cols = ParseInteger<unsigned short>(text.substr(x + 1), 1, 10000);
+  if (!rows || !cols) return std::nullopt;
+  return TerminalSize{*rows, *cols};
 }
 
 Status ResizeTerminal(int master_fd, const TerminalSize& size) {

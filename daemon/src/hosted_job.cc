@@ -12,6 +12,7 @@
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/process_spawn.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddprun {
 namespace {
@@ -40,6 +41,7 @@ Result<std::shared_ptr<HostedJob>> HostedJob::Start(HostedJobDescription descrip
   // The thread owns the promise: set_value may still touch it after this thread has woken.
   std::promise<Status> started;
   std::future<Status> result = started.get_future();
+  job->terminal_size_file_ = launch.terminal_size_file;
   HostedJob* self = job.get();
   job->thread_ =
       std::thread([self, launch = std::move(launch), started = std::move(started)]() mutable {
@@ -57,6 +59,24 @@ HostedJob::~HostedJob() {
   if (thread_.joinable()) thread_.join();
   if (wake_fd_ >= 0) ::close(wake_fd_);
   CloseInput();
+  if (!terminal_size_file_.empty()) ::unlink(terminal_size_file_.c_str());
+}
+
+Status HostedJob::ResizeTerminal(TerminalSize size) {
+  if (terminal_size_file_.empty()) {
+    return FailedPreconditionError("job " + description_.job_id +
+                                   "'s workers here have no terminals");
+  }
+  MutexLock lock(mu_);  // while the agent has not been reaped, its pid is its own
+  if (exit_) return FailedPreconditionError("job " + description_.job_id + " has ended here");
+  RETURN_IF_ERROR(WriteFileAtomically(
+      terminal_size_file_, std::to_string(size.rows) + "x" + std::to_string(size.cols) + "\n",
+      0600));
+  if (::kill(pid_, SIGWINCH) != 0) {
+    return ErrnoError("telling job " + description_.job_id + "'s agent of a new terminal size",
+                      errno);
+  }
+  return Status::Ok();
 }
 
 bool HostedJob::ClaimInput() {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "ddprun/base/process_spawn.h"
 #include "ddprun/base/status.h"
 #include "ddprun/base/thread_annotations.h"
 #include "output_ring.h"
@@ -44,6 +45,9 @@ struct AgentLaunch {
   std::vector<std::string> environment;  // "NAME=value", exactly the agent's environment
   std::string working_dir;
   bool forward_input = false;  // its stdin a pipe fed through WriteInput, else /dev/null
+  // Where the agent reads its workers' terminal size when it gets SIGWINCH (named to it by
+  // DDPRUN_TERMINAL_SIZE_FILE, in `environment`); empty: its workers have no terminals.
+  std::string terminal_size_file;
 };
 
 struct AgentExit {
@@ -90,6 +94,11 @@ class HostedJob {
   Status WriteInput(std::string_view data) EXCLUDES(input_mu_);
   void CloseInput() EXCLUDES(input_mu_);
 
+  // The submitter's terminal is now `size`: written where the agent reads it, and the agent told
+  // (SIGWINCH), which resizes its workers' terminals. FAILED_PRECONDITION when they have none or
+  // the agent has ended.
+  Status ResizeTerminal(TerminalSize size) EXCLUDES(mu_);
+
  private:
   HostedJob(HostedJobDescription description, size_t output_capacity);
   // The job's thread: spawns, then relays output until the agent has exited.
@@ -102,7 +111,8 @@ class HostedJob {
   void Wake();
 
   const HostedJobDescription description_;
-  pid_t pid_ = -1;    // set before Start returns
+  std::string terminal_size_file_;  // set before Start returns; removed with the job
+  pid_t pid_ = -1;                  // set before Start returns
   int wake_fd_ = -1;  // an eventfd Cancel writes, so the job's thread sees a new kill deadline
   std::thread thread_;
 

@@ -176,6 +176,22 @@ grpc::Status JobService::Input(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status JobService::ResizeTerminal(grpc::ServerContext* context,
+                                        const v1::ResizeTerminalRequest* request,
+                                        v1::ResizeTerminalResponse*) {
+  if (auto auth = AuthenticateCall(*context, token_); !auth.ok()) return auth;
+  if (request->rows() < 1 || request->rows() > 10000 || request->cols() < 1 ||
+      request->cols() > 10000) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "a terminal size is 1 to 10000 rows and columns, not " +
+                std::to_string(request->rows()) + "x" + std::to_string(request->cols())};
+  }
+  std::shared_ptr<HostedJob> job = table_.Find(request->job_id());
+  if (!job) return NoSuchJob(request->job_id());
+  return ToGrpcStatus(job->ResizeTerminal({static_cast<unsigned short>(request->rows()),
+                                           static_cast<unsigned short>(request->cols())}));
+}
+
 grpc::Status JobService::List(grpc::ServerContext* context, const v1::ListJobsRequest* request,
                               v1::ListJobsResponse* response) {
   if (auto auth = AuthenticateCall(*context, token_); !auth.ok()) return auth;

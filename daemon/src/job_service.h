@@ -25,6 +25,9 @@ class JobService final : public v1::Jobs::Service {
                     v1::ListJobsResponse* response) override;
   grpc::Status Input(grpc::ServerContext* context, grpc::ServerReader<v1::InputChunk>* reader,
                      v1::InputResponse* response) override;
+  grpc::Status ResizeTerminal(grpc::ServerContext* context,
+                              const v1::ResizeTerminalRequest* request,
+                              v1::ResizeTerminalResponse* response) override;
 
  private:
   JobTable& table_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 #include "ddprun/agent/program_resolution.h"
@@ -136,6 +137,15 @@ AgentLaunch JobTable::LaunchOf(const JobStart& start) const {
   environment["PWD"] = start.description.working_dir;
   // The agent reports only its own part of the job's failure: the submitter shows one report.
   environment["DDPRUN_HOSTED_JOB"] = start.description.job_id;
+  // Workers with terminals (the submitter's stdout is one) follow its resizes through a file.
+  if (environment.contains("DDPRUN_TERMINAL_SIZE")) {
+    static std::atomic<uint64_t> jobs_with_terminals{0};
+    const char* tmp = std::getenv("TMPDIR");
+    launch.terminal_size_file = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddprund-" +
+                                std::to_string(::getpid()) + "-terminal-" +
+                                std::to_string(++jobs_with_terminals);
+    environment["DDPRUN_TERMINAL_SIZE_FILE"] = launch.terminal_size_file;
+  }
   launch.environment = ToEnvp(environment);
   return launch;
 }

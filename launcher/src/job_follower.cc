@@ -28,7 +28,9 @@ sigset_t StopSignalSet() {
 // either costs no polling delay.
 class StopSignalsOrWake {
  public:
-  StopSignalsOrWake() : set_(StopSignalSet()) {
+  // With `resizes`, SIGWINCH too.
+  explicit StopSignalsOrWake(bool resizes) : set_(StopSignalSet()) {
+    if (resizes) sigaddset(&set_, SIGWINCH);
     pthread_sigmask(SIG_BLOCK, &set_, &previous_);
     signals_ = ::signalfd(-1, &set_, SFD_CLOEXEC);
     wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -74,7 +76,8 @@ std::string HostLabel(const std::string& host) { return "host " + host; }
 }  // namespace
 
 void BlockStopSignals() {
-  const sigset_t set = StopSignalSet();
+  sigset_t set = StopSignalSet();
+  sigaddset(&set, SIGWINCH);  // for FollowJob's terminal_size, and ignored by default anyway
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
@@ -147,12 +150,26 @@ class FollowedHosts {
   bool stopped_ GUARDED_BY(mu_) = false;
 };
 
+// Tells every followed host's daemon of the submitter's new terminal size, at once. A host that
+// cannot be told is lost or has ended, which its stream reports.
+void ResizeEveryTerminal(const std::string& job_id, const FollowedHosts& followed,
+                         TerminalSize size) {
+  if (size.rows == 0 || size.cols == 0) return;
+  std::vector<std::thread> told;
+  for (size_t i = 0; i < followed.hosts().size(); ++i) {
+    told.emplace_back([&, client = followed.client(i)] {
+      (void)client->ResizeTerminal(job_id, size.rows, size.cols, std::chrono::seconds(2));
+    });
+  }
+  for (auto& thread : told) thread.join();
+}
+
 }  // namespace
 
 FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>& hosts,
                        const ClientSecurity& security, const FollowOptions& options,
                        RemoteConsole& console) {
-  StopSignalsOrWake signals;
+  StopSignalsOrWake signals(options.terminal_size != nullptr);
   FollowResult result;
   result.hosts.resize(hosts.size());
   FollowedHosts followed(hosts, security);
@@ -210,6 +227,10 @@ FollowResult FollowJob(const std::string& job_id, const std::vector<std::string>
   while (finished < hosts.size()) {
     const int received = signals.Wait();
     if (received == 0) continue;
+    if (received == SIGWINCH) {
+      ResizeEveryTerminal(job_id, followed, options.terminal_size());
+      continue;
+    }
     if (result.signal != 0 || !options.cancel_on_signal) {
       // Stop waiting: the followers end now; a job being cancelled goes on being cancelled.
       if (result.signal == 0) result.signal = received;

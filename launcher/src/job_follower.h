@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ddprun/base/client_security.h"
+#include "ddprun/base/process_spawn.h"
 #include "ddprun/base/status.h"
 #include "ddprun/rendezvous/job_client.h"
 #include "remote_console.h"
@@ -41,6 +42,9 @@ struct FollowOptions {
   bool say_lost = false;
   // Called on that host's following thread right after; null: nothing is done.
   std::function<LostHostAnswer(const HostEnd& lost)> on_lost;
+  // The submitter's terminal size: set, each SIGWINCH sends it to every host, whose workers'
+  // terminals follow. BlockStopSignals blocks SIGWINCH too, so that FollowJob receives it.
+  std::function<TerminalSize()> terminal_size;
 };
 
 struct FollowResult {

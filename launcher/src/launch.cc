@@ -15,6 +15,7 @@
 #include "ddprun/agent/leftover_sweep.h"
 #include "ddprun/agent/log_line_prefix.h"
 #include "ddprun/agent/worker_group_supervisor.h"
+#include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/status_macros.h"
@@ -106,21 +107,23 @@ void SetUpTerminalsAndInput(const LaunchConfig& config, SupervisorOptions& optio
   options.spawn.stderr_channel = terminal_for(STDERR_FILENO);
   for (int fd : {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO}) {
     if (::isatty(fd) == 1) {
-      options.window_size_source = fd;
+      options.window_size = [fd] { return TerminalSizeOf(fd); };
       break;
     }
   }
   // A terminal of unknown size (--tty=always, no terminal here) gets the size the submitter's
   // terminal had (DDPRUN_TERMINAL_SIZE, for a job started with --hosts), else the customary
-  // 24 x 80.
+  // 24 x 80; and then the sizes the daemon writes to DDPRUN_TERMINAL_SIZE_FILE at each resize.
   options.spawn.terminal_size = {24, 80};
   if (const char* size = std::getenv("DDPRUN_TERMINAL_SIZE")) {
-    const std::string text = size;
-    const size_t x = text.find('x');
-    auto rows = ParseInteger<unsigned short>(text.substr(0, x), 1, 10000);
-    auto cols = x == std::string::npos ? std::nullopt
-                                       : ParseInteger<unsigned short>(text.substr(x + 1), 1, 10000);
-    if (rows && cols) options.spawn.terminal_size = {*rows, *cols};
+    if (auto parsed = ParseTerminalSize(size)) options.spawn.terminal_size = *parsed;
+  }
+  if (const char* file = std::getenv("DDPRUN_TERMINAL_SIZE_FILE"); file && !options.window_size) {
+    options.window_size = [path = std::string(file)] {
+      auto text = ReadUserFile("the terminal size file", path, 64);
+      auto size = text.ok() ? ParseTerminalSize(Trim(*text)) : std::nullopt;
+      return size.value_or(TerminalSize{});
+    };
   }
   switch (config.stdin_to) {
     case LaunchConfig::Stdin::kRankZero:

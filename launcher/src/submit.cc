@@ -136,6 +136,9 @@ int Follow(const SubmitRequest& request) {
   FollowOptions options;
   options.say_lost = true;
   options.on_lost = [&spares](const HostEnd& lost) { return spares.TakeThePlaceOf(lost.host); };
+  if (request.environment.contains("DDPRUN_TERMINAL_SIZE")) {
+    options.terminal_size = [] { return TerminalSizeOf(STDOUT_FILENO); };
+  }
   FollowResult followed =
       FollowJob(request.job_id, request.RunningHosts(), request.security, options, console);
   input.reset();  // the job has ended: so does its input

@@ -81,7 +81,7 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
                       "--rdzv_endpoint", "--rdzv_id", "--tty"});
   std::string tty = raw.tty;
   if (tty == "auto") tty = ::isatty(STDOUT_FILENO) == 1 ? "always" : "never";
-  // The workers' terminals start as large as the submitter's (resizes do not travel).
+  // The workers' terminals start as large as the submitter's, and follow its resizes.
   if (const TerminalSize size = TerminalSizeOf(STDOUT_FILENO); size.rows > 0 && size.cols > 0) {
     request.environment["DDPRUN_TERMINAL_SIZE"] =
         std::to_string(size.rows) + "x" + std::to_string(size.cols);

@@ -68,6 +68,20 @@ Result<std::optional<JobExit>> JobClient::Cancel(const std::string& job_id, bool
   return std::optional<JobExit>(FromProto(response.exit()));
 }
 
+Status JobClient::ResizeTerminal(const std::string& job_id, unsigned rows, unsigned cols,
+                                 std::chrono::milliseconds timeout) {
+  grpc::ClientContext context;
+  AddToken(context, security_);
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::ResizeTerminalRequest request;
+  request.set_job_id(job_id);
+  request.set_rows(rows);
+  request.set_cols(cols);
+  v1::ResizeTerminalResponse response;
+  const grpc::Status status = stub_->ResizeTerminal(&context, request, &response);
+  return status.ok() ? Status::Ok() : Failed(status);
+}
+
 Result<std::vector<v1::HostedJob>> JobClient::List(const std::string& job_id,
                                                    std::chrono::milliseconds timeout) {
   grpc::ClientContext context;

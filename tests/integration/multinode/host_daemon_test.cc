@@ -2,6 +2,7 @@
 // run the job's node agent. Real daemons, one per network namespace; the submitter in the
 // switch's namespace. Skipped, with the reason, where namespaces cannot be made.
 #include "host_daemon_support.h"
+#include "support/terminal_process.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
@@ -219,4 +220,23 @@ TEST_CASE("input piped into the submitter reaches rank 0, whichever host runs it
   CHECK(Count(submitter->stdout_text(), "[rank0]: got across hosts\n") == 1);
   CHECK(Count(submitter->stdout_text(), "[rank1]: none\n") == 1);
   CHECK(Count(submitter->stdout_text(), "[rank2]: none\n") == 1);
+}
+
+TEST_CASE("at a terminal, the workers' terminals on every host follow the submitter's resizes") {
+  auto network = NetworkOrSkip(2);
+  if (!network) return;
+  HostDaemons hosts(std::move(*network), 2);
+  std::vector<std::string> argv = hosts.network.In(-1);
+  argv.insert(argv.end(), {kDdprun, "--token-file=" + hosts.token_file, "--hosts=" + hosts.hosts(),
+                           kTestWorker, "window-change"});
+  TerminalProcess submitter(argv, 30, 100);
+  REQUIRE(submitter.WaitFor("[rank0]: size 30x100\n"));
+  REQUIRE(submitter.WaitFor("[rank1]: size 30x100\n"));
+  submitter.Resize(40, 120);
+  INFO(submitter.screen());
+  CHECK(submitter.WaitFor("[rank0]: size 40x120\n"));
+  CHECK(submitter.WaitFor("[rank1]: size 40x120\n"));
+  auto exit = submitter.Wait();
+  REQUIRE(exit);
+  CHECK(exit->exit_code == 0);
 }

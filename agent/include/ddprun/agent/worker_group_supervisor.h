@@ -81,8 +81,9 @@ struct SupervisorOptions {
     kEveryWorker  // every worker reads this process's stdin itself (as under torchrun)
   };
   Input input = Input::kNobody;
-  // When >= 0: a terminal whose size the workers' terminals follow (SIGWINCH).
-  int window_size_source = -1;
+  // The size the workers' terminals follow, read when this process gets SIGWINCH (a terminal's,
+  // or what a daemon wrote for its submitter's); a zero size is none. Null: they keep theirs.
+  std::function<TerminalSize()> window_size;
   // Ends whatever the workers left running (LeftoverSweep) but `running_workers`: called before
   // each attempt, once an attempt's workers have stopped, and at the end. None: nothing is done.
   std::function<void(const std::vector<pid_t>& running_workers)> end_leftovers;

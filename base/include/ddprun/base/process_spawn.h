@@ -15,7 +15,9 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ddprun/base/cpu_binding.h"
@@ -77,6 +79,8 @@ struct SpawnOptions {
 Status ResizeTerminal(int master_fd, const TerminalSize& size);
 // The size of the terminal `fd` is; 0 x 0 when it is none.
 TerminalSize TerminalSizeOf(int fd);
+// "ROWSxCOLS" (each 1 to 10000) as a size; nullopt for anything else.
+std::optional<TerminalSize> ParseTerminalSize(std::string_view text);
 
 // Starts argv[0] (a path: no PATH search) with exactly `envp` as its environment.
 // On failure no process is left running and no descriptor is leaked; the error names the

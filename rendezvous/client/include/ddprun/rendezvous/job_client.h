@@ -60,6 +60,10 @@ class JobClient {
                    const std::function<std::optional<std::string>()>& next) EXCLUDES(mu_);
   void StopInput() EXCLUDES(mu_);
 
+  // The submitter's terminal is now rows x cols: the job's workers' terminals here follow.
+  Status ResizeTerminal(const std::string& job_id, unsigned rows, unsigned cols,
+                        std::chrono::milliseconds timeout);
+
  private:
   Status Failed(const grpc::Status& status) const;
 
