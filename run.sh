@@ -218,7 +218,12 @@ case "${1:-}" in
       # Every test, but the second run of the PyTorch tests with warm workers (the preloading
       # path is run under the sanitizers by its own tests, and the rerun would double the
       # stage's longest part) and the fuzzers, which have a stage of their own.
-      stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" \
+      # LeakSanitizer's suppressions: third-party memory only, each with its evidence. They match
+      # function names, so reports are symbolized: by clang 14's llvm-symbolizer (clang 16's own
+      # is not installed), named by its real path, as the sanitizers want it.
+      ASAN_SYMBOLIZER_PATH="$(readlink -f "$(command -v llvm-symbolizer)")" \
+        LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan_suppressions.txt" \
+        stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" \
         run_tests "$BUILD_DIR-asan" --exclude-regex "^(pytorch, preloaded|fuzz):"
     else
       stage "fuzz targets: clang 16 build with libFuzzer, AddressSanitizer and UBSan" fuzz_build
