@@ -36,3 +36,10 @@ echo "== all-reduce bandwidth (2 ranks: shared memory, TCP, gloo)"
 /usr/bin/python3 bench/allreduce.py 2 3
 echo "== training throughput (ddprun's DDP beside PyTorch DDP, world 1 and 2)"
 /usr/bin/python3 bench/ddp_training.py
+# Hosts as network namespaces: root only.
+if [ "$(id -u)" -eq 0 ]; then
+  echo "== a job on many hosts from one command (submit to every worker running)"
+  /usr/bin/python3 bench/host_submit.py "${1:-10}"
+  echo "== a spare host takes a lost host's place (kill -9 of its ddprund to every rank running)"
+  /usr/bin/python3 bench/spare_host.py "${1:-5}"
+fi

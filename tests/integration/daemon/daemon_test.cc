@@ -111,7 +111,8 @@ TEST_CASE("ddprund refuses a bad configuration file with one line naming file, l
   const std::string conf = dir / "ddprund.conf";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"port = 29400\nprot = 1\n",
-       conf + ":2: unknown key 'prot' (known: agent_program, allow_root_jobs, bind, port"},
+       conf +
+           ":2: unknown key 'prot' (known: agent_program, allow_root_jobs, bind, etcd_endpoints"},
       {"allow_root_jobs = yes\n", conf + ":1: allow_root_jobs: 'yes' is neither true nor false"},
       {"agent_program = ddprun\n", conf + ":1: agent_program: 'ddprun' is not an absolute path"},
       {"port = many\n", conf + ":1: port: 'many' is not a port number"},
