@@ -67,6 +67,15 @@ def unshared_loopback_endpoint():
     return f"{address}:{21000 + next(_endpoints)}"
 
 
+def wait_for(pattern, count, timeout=60):
+    """Waits until `count` files match pattern; exits the benchmark after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while len(glob.glob(pattern)) < count:
+        if time.monotonic() > deadline:
+            sys.exit(f"bench: timed out waiting for {count} x {pattern}")
+        time.sleep(0.005)
+
+
 def read_times(pattern):
     """The timestamps (seconds since the epoch) in the files matching pattern."""
     times = []

@@ -8,7 +8,6 @@ workers fail (a collective times out), and these workers run no collective.
 
 Usage: /usr/bin/python3 bench/node_loss.py [RUNS]
 """
-import glob
 import os
 import signal
 import subprocess
@@ -16,17 +15,10 @@ import sys
 import tempfile
 import time
 
-from common import DDPRUN, ROOT, median, read_times, require, unshared_loopback_endpoint
+from common import (DDPRUN, ROOT, median, read_times, require, unshared_loopback_endpoint,
+                    wait_for)
 
 WORKER = os.path.join(ROOT, "bench", "workers", "record_world.sh")
-
-
-def wait_for(pattern, count, timeout=60):
-    deadline = time.monotonic() + timeout
-    while len(glob.glob(pattern)) < count:
-        if time.monotonic() > deadline:
-            sys.exit(f"bench: timed out waiting for {count} x {pattern}")
-        time.sleep(0.005)
 
 
 def one_detection(heartbeat_timeout):

@@ -19,19 +19,11 @@ import sys
 import tempfile
 import time
 
-from common import DDPRUN, median, require
+from common import DDPRUN, median, require, wait_for
 from host_submit import DDPRUND, Network, address, start_daemons
 
 WORKERS = 2
 GOAL_S = 3 + 1  # the default heartbeat_timeout, plus 1 s
-
-
-def wait_for(pattern, count, timeout=60):
-    deadline = time.monotonic() + timeout
-    while len(glob.glob(pattern)) < count:
-        if time.monotonic() > deadline:
-            sys.exit(f"bench: timed out waiting for {count} x {pattern}")
-        time.sleep(0.005)
 
 
 def one_replacement(run):
