@@ -4,7 +4,8 @@
  *
  *   spawn-floor launch N PROGRAM [ARG...]    start N workers, wait for all; exit 0 if all did
  *   spawn-floor restart N PROGRAM [ARG...]   the same, and when a worker fails: SIGTERM to the
- *                                            others' groups, wait for them, start N again once
+ *                                            groups of those still running, wait for them,
+ *                                            start N again once
  *
  * The benchmarks (bench/launch_overhead.py, bench/restart_latency.py, bench/speed_guard.py) run
  * it beside ddprun, in the same run, and print ddprun's time as a ratio of its time. */
@@ -68,18 +69,24 @@ int main(int argc, char** argv) {
   start_group(count, program);
   if (strcmp(argv[1], "launch") == 0) return wait_all(count) ? 0 : 1;
 
-  /* The first worker to end decides: a failure restarts the group once. */
-  int status;
-  const pid_t first = wait(&status);
-  if (first < 0) return 1;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  /* A failure restarts the group once; a worker that succeeds first is waited for, as ddprun
+   * does (under load a worker of restart_probe.sh may start after rank 1 failed, see the
+   * failure, and succeed before rank 1 is reaped: ending the group then left one restart). */
+  int ended = 0;
+  int failed = 0;
+  while (ended < count && !failed) {
+    int status;
+    const pid_t pid = wait(&status);
+    if (pid < 0) return 1;
     for (int rank = 0; rank < count; ++rank) {
-      if (workers[rank] != first) waitpid(workers[rank], NULL, 0);
+      if (workers[rank] == pid) workers[rank] = 0;
     }
-    return 0;
+    ++ended;
+    failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   }
+  if (!failed) return 0;
   for (int rank = 0; rank < count; ++rank) {
-    if (workers[rank] == first) continue;
+    if (workers[rank] == 0) continue;
     kill(-workers[rank], SIGTERM);
     waitpid(workers[rank], NULL, 0);
   }
