@@ -31,8 +31,8 @@ void RendezvousCoordinator::OnEvent(const NodeEvent& event) {
     case NodeEvent::Type::kRoundReady: {
       const NodeAssignment& round = event.assignment;
       // Recorded at once, so that a reconnect from now on re-registers this round.
-      client_->SetRunning(
-          RunningRound{round.round, round.group_rank, round.group_world_size, round.restart_count});
+      client_->SetRunning(RunningRound{round.round, round.group_rank, round.group_world_size,
+                                       round.restart_count, round.store_credential});
       boost::asio::post(io_, [this, round] { events_.on_round(round); });
       return;
     }

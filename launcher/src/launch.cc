@@ -263,6 +263,7 @@ auto WorkerEnvironments(EnvironmentMap inherited, JobEnvironment job) {
     round_job.master_port = round.master_port;
     round_job.restart_count = round.restart_count;
     round_job.round = round.round;
+    round_job.store_token = round.store_credential;  // never the agent's own token
     return BuildWorkerEnvironment(inherited, round_job, placement, error_file);
   };
 }

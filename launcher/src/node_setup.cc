@@ -1,35 +1,19 @@
 // SetUpSingleNode and SetUpMultiNode; see node_setup.h.
 #include "node_setup.h"
 
-#include <sys/random.h>
-
-#include <cerrno>
-
 #include "ddprun/agent/local_coordinator.h"
 #include "ddprun/agent/rendezvous_coordinator.h"
-#include "ddprun/base/hex.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/secret_token.h"
 #include "ddprun/base/status_macros.h"
 #include "node_address.h"
 #include "rendezvous_node.h"
 
 namespace ddprun {
-namespace {
-
-// 32 random bytes as hex: the token every store call must carry.
-Result<std::string> NewToken() {
-  unsigned char bytes[32];
-  if (::getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
-    return ErrnoError("getrandom for the store token", errno);
-  }
-  return HexEncode(bytes, sizeof(bytes));
-}
-
-}  // namespace
 
 Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_context& io,
                                   JobEnvironment& job) {
-  ASSIGN_OR_RETURN(const std::string token, NewToken());
+  ASSIGN_OR_RETURN(const std::string token, NewSecretToken("the store token"));
   RendezvousServerOptions server_options;
   server_options.bind_host = "127.0.0.1";
   server_options.token = token;
@@ -52,17 +36,12 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
     setup.reserved_port.emplace(std::move(reservation).value());
   }
   job.store_address = setup.server->address();
-  job.store_token = token;
   setup.host = HostName();
   const int nodes = config.max_nodes;
-  NodeAssignment first_round{0,
-                             config.node_rank,
-                             nodes,
-                             config.node_rank * config.nproc_per_node,
-                             nodes * config.nproc_per_node,
-                             config.master_addr,
-                             master_port,
-                             0};
+  NodeAssignment first_round{0, config.node_rank, nodes, config.node_rank * config.nproc_per_node,
+                             nodes * config.nproc_per_node, config.master_addr, master_port, 0,
+                             // The job is the server's only one: its token is the credential.
+                             token};
   GetLogger("launcher")
       ->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
              config.nproc_per_node, job.store_address, master_port);
@@ -80,7 +59,7 @@ Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_con
   // Named as on one node, with the address that tells nodes of one host name apart.
   setup.host = HostName() + " (" + node.address + ")";
   job.store_address = node.store_address;
-  job.store_token = config.security.token;
+  // The workers' store token is not this agent's: each round brings the job's credential.
   job.node_address = node.address;
   // Gloo (PyTorch's CPU backend) finds its own address from the host name, which often resolves
   // to a loopback address the other nodes cannot reach; the interface holding the address the

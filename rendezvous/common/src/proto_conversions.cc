@@ -144,10 +144,12 @@ void ToProto(const RunningRound& round, v1::AgentMessage::RunningRound& out) {
   out.set_group_rank(round.group_rank);
   out.set_group_world_size(round.group_world_size);
   out.set_restart_count(round.restart_count);
+  out.set_store_credential(round.store_credential);
 }
 
 RunningRound FromProto(const v1::AgentMessage::RunningRound& round) {
-  return {round.round(), round.group_rank(), round.group_world_size(), round.restart_count()};
+  return {round.round(), round.group_rank(), round.group_world_size(), round.restart_count(),
+          round.store_credential()};
 }
 
 v1::ServerEvent ToProto(const NodeEvent& event) {
@@ -164,6 +166,7 @@ v1::ServerEvent ToProto(const NodeEvent& event) {
       ready->set_master_addr(a.master_addr);
       ready->set_master_port(a.master_port);
       ready->set_restart_count(a.restart_count);
+      ready->set_store_credential(a.store_credential);
       break;
     }
     case NodeEvent::Type::kRestart:
@@ -211,7 +214,8 @@ NodeEvent FromProto(const v1::ServerEvent& proto) {
                           ready.world_size(),
                           ready.master_addr(),
                           ready.master_port(),
-                          ready.restart_count()};
+                          ready.restart_count(),
+                          ready.store_credential()};
       break;
     }
     case v1::ServerEvent::kRestart:

@@ -6,34 +6,27 @@
 #include <string_view>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/secret_token.h"
 
 namespace ddprun {
-namespace {
 
-// Compares in time independent of where the strings differ, so the token cannot be guessed byte
-// by byte from response times.
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (size_t i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-}  // namespace
-
-grpc::Status AuthenticateCall(const grpc::ServerContextBase& context, const std::string& token) {
+grpc::Status AuthenticateCall(const grpc::ServerContextBase& context, const std::string& token,
+                              const std::function<bool(std::string_view)>& also_accepted) {
   if (token.empty()) return grpc::Status::OK;
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kTokenMetadataKey);
-  if (it != metadata.end() &&
-      ConstantTimeEquals(std::string_view(it->second.data(), it->second.size()), token)) {
-    return grpc::Status::OK;
+  if (it != metadata.end()) {
+    const std::string_view presented(it->second.data(), it->second.size());
+    if (SecretsEqual(presented, token) || (also_accepted && also_accepted(presented))) {
+      return grpc::Status::OK;
+    }
   }
   const std::string what = it == metadata.end() ? "missing" : "wrong";
   GetLogger("rendezvous")->warn("refused a call from {}: {} token", CallerIdentity(context), what);
   return {grpc::StatusCode::UNAUTHENTICATED,
-          "the server requires its token (--token-file for ddprun, DDPRUN_TOKEN for workers); "
-          "this call had a " +
+          std::string("the server requires its token (--token-file for ddprun), or for a job's "
+                      "store keys that job's credential (DDPRUN_TOKEN, while the job runs); "
+                      "this call had a ") +
               what + " one"};
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ddprun/base/secret_token.h"
 #include "ddprun/base/status_macros.h"
 
 namespace ddprun {
@@ -86,10 +87,20 @@ JobRounds* JobRegistry::Find(const std::string& job_id) {
 
 void JobRegistry::Drain(const std::string& job_id, JobRounds& job, RendezvousTime now,
                         std::vector<RoutedEvent>& events) {
-  for (auto& event : job.TakeEvents()) events.push_back({job_id, std::move(event)});
+  auto credential = credentials_.find(job_id);
+  for (auto& event : job.TakeEvents()) {
+    if (event.type == NodeEvent::Type::kRoundReady && credential != credentials_.end()) {
+      event.assignment.store_credential = credential->second.secret;
+      credential->second.issued = true;
+    }
+    events.push_back({job_id, std::move(event)});
+  }
   const bool ended =
       job.state() == JobRounds::State::kComplete || job.state() == JobRounds::State::kFailed;
-  if (ended) ended_at_.try_emplace(job_id, now);
+  if (ended) {
+    ended_at_.try_emplace(job_id, now);
+    if (credential != credentials_.end()) credentials_.erase(credential);  // revoked at the end
+  }
   Reindex(job_id, job);
 }
 
@@ -109,6 +120,39 @@ void JobRegistry::Forget(const std::string& job_id) {
   deadlines_.Erase(job_id);
   jobs_.erase(job_id);
   ended_at_.erase(job_id);
+  credentials_.erase(job_id);
+}
+
+Status JobRegistry::SetCredential(const std::string& job_id,
+                                  const std::optional<RunningRound>& running) {
+  if (!mint_) return Status::Ok();
+  auto [credential, created] = credentials_.try_emplace(job_id);
+  if (running && !running->store_credential.empty() && !credential->second.issued) {
+    if (running->store_credential.size() > limits_.max_id_bytes) {
+      if (created) credentials_.erase(credential);
+      return InvalidArgumentError(
+          "a store credential of " + std::to_string(running->store_credential.size()) +
+          " bytes is over the limit of " + std::to_string(limits_.max_id_bytes));
+    }
+    credential->second.secret = running->store_credential;
+    return Status::Ok();
+  }
+  if (!created) return Status::Ok();
+  auto secret = mint_();
+  if (!secret.ok()) {
+    credentials_.erase(credential);
+    return secret.status();
+  }
+  credential->second.secret = std::move(secret).value();
+  return Status::Ok();
+}
+
+bool JobRegistry::AcceptsStoreCredential(const std::string& job_id,
+                                         std::string_view presented) const {
+  MutexLock lock(mu_);
+  auto credential = credentials_.find(job_id);
+  return credential != credentials_.end() && !credential->second.secret.empty() &&
+         SecretsEqual(presented, credential->second.secret);
 }
 
 Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& settings,
@@ -124,6 +168,8 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
       return ResourceExhaustedError("this rendezvous server holds " + std::to_string(jobs_.size()) +
                                     " jobs that have not ended, its limit; try again later");
     }
+    // Before the job exists: a refusal leaves none.
+    RETURN_IF_ERROR(SetCredential(job_id, running));
     job = jobs_.emplace(job_id, std::make_unique<JobRounds>(settings, now)).first->second.get();
   }
   const size_t most_nodes =
@@ -142,6 +188,10 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
         std::to_string(own.max_nodes) + " but node " + node.host +
         " asked for --nnodes=" + std::to_string(settings.min_nodes) + ":" +
         std::to_string(settings.max_nodes) + "; give every node the same --nnodes");
+  }
+  if (running && job->state() != JobRounds::State::kComplete &&
+      job->state() != JobRounds::State::kFailed) {
+    RETURN_IF_ERROR(SetCredential(job_id, running));  // adopts it while none was handed out
   }
   Status status = running ? job->Resume(node, *running, now) : job->Join(node, now);
   Drain(job_id, *job, now, events);

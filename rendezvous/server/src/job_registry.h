@@ -3,6 +3,10 @@
 // Ended jobs are kept for kEndedJobRetention, so that a late node learns the job is over instead
 // of starting it anew; then they are forgotten (a long-lived daemon does not grow without bound,
 // and the job id may be used again).
+//
+// Store credentials: with a mint, each job gets one when it is created (or adopts the one a
+// resuming node's workers hold, when the server lost the job), every RoundReady carries it to
+// the job's nodes for their workers, and it is revoked the moment the job ends.
 #pragma once
 
 #include <functional>
@@ -10,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ddprun/base/thread_annotations.h"
@@ -39,8 +44,12 @@ struct JobLimits {
 class JobRegistry {
  public:
   static constexpr std::chrono::minutes kEndedJobRetention{10};
+  // Makes a new job's store credential (NewSecretToken in the server).
+  using CredentialMint = std::function<Result<std::string>()>;
 
-  explicit JobRegistry(JobLimits limits = {}) : limits_(limits) {}
+  // No `mint`: jobs have no credentials (the server needs no token).
+  explicit JobRegistry(JobLimits limits = {}, CredentialMint mint = {})
+      : limits_(limits), mint_(std::move(mint)) {}
 
   // The first join of a job creates it with `settings` (INVALID_ARGUMENT when they are not
   // sensible or over `limits`); later joins must ask for the same number of nodes
@@ -72,6 +81,9 @@ class JobRegistry {
   bool AllEnded() const;
   // Every job, or the one named (NOT_FOUND when it is unknown).
   Result<std::vector<JobSnapshot>> Snapshot(const std::string& job_id, RendezvousTime now) const;
+  // True when `presented` is the store credential of job `job_id` and the job has not ended.
+  // Compares in constant time.
+  bool AcceptsStoreCredential(const std::string& job_id, std::string_view presented) const;
 
  private:
   JobRounds* Find(const std::string& job_id) REQUIRES(mu_);
@@ -91,14 +103,25 @@ class JobRegistry {
   // JobRounds::NextDeadline is O(1): it runs for every heartbeat.
   void Reindex(const std::string& job_id, const JobRounds& job) REQUIRES(mu_);
   void Forget(const std::string& job_id) REQUIRES(mu_);
+  // Gives a job created by this join its credential: the resuming node's (`running`), as long
+  // as none was handed out yet, else a new one. Without a mint, none.
+  Status SetCredential(const std::string& job_id, const std::optional<RunningRound>& running)
+      REQUIRES(mu_);
+
+  struct Credential {
+    std::string secret;
+    bool issued = false;  // a RoundReady carried it: the job's workers hold it
+  };
 
   const JobLimits limits_;
+  const CredentialMint mint_;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<JobRounds>> jobs_ GUARDED_BY(mu_);
   // Jobs forgotten to make room, for the next Tick to report (their keys are dropped then).
   std::vector<std::string> forgotten_early_ GUARDED_BY(mu_);
   std::map<std::string, RendezvousTime> ended_at_ GUARDED_BY(mu_);
-  DeadlineIndex deadlines_ GUARDED_BY(mu_);  // of the jobs
+  DeadlineIndex deadlines_ GUARDED_BY(mu_);                        // of the jobs
+  std::map<std::string, Credential> credentials_ GUARDED_BY(mu_);  // of the jobs not ended
 };
 
 // INVALID_ARGUMENT naming the first setting that makes no sense or is over `limits`.

@@ -488,7 +488,8 @@ void JobRounds::CompleteRound() {
                         world_size,
                         master.host,
                         master.master_port,
-                        restarts_used_};
+                        restarts_used_,
+                        /*store_credential=*/""};  // the registry's to add
     events_.push_back(std::move(event));
     first_global_rank += node.description.nproc;
   }

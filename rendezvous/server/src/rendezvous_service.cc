@@ -6,6 +6,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "ddprun/base/logging.h"
+#include "ddprun/base/secret_token.h"
 #include "ddprun/rendezvous/call_authentication.h"
 #include "ddprun/rendezvous/grpc_status.h"
 #include "ddprun/rendezvous/proto_conversions.h"
@@ -99,7 +100,12 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
 };
 
 RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time)
-    : store_(store), token_(std::move(token)), time_(time) {
+    : store_(store),
+      token_(std::move(token)),
+      time_(time),
+      registry_(
+          JobLimits{}, token_.empty() ? JobRegistry::CredentialMint{}
+                                      : [] { return NewSecretToken("a job's store credential"); }) {
   if (store_.CallsBlock()) {
     blocking_store_calls_ = std::make_unique<boost::asio::thread_pool>(kBlockingStoreThreads);
   }
@@ -126,6 +132,13 @@ grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* contex
   return AuthenticateCall(*context, token_);
 }
 
+grpc::Status RendezvousService::AuthenticateStoreCall(grpc::CallbackServerContext* context,
+                                                      const v1::StoreScope& scope) const {
+  return AuthenticateCall(*context, token_, [this, &scope](std::string_view presented) {
+    return registry_.AcceptsStoreCredential(scope.job_id(), presented);
+  });
+}
+
 void RendezvousService::RunStoreCall(std::function<void()> call) {
   if (blocking_store_calls_) {
     boost::asio::post(*blocking_store_calls_, std::move(call));
@@ -135,8 +148,9 @@ void RendezvousService::RunStoreCall(std::function<void()> call) {
 }
 
 grpc::ServerUnaryReactor* RendezvousService::AnswerStoreCall(grpc::CallbackServerContext* context,
+                                                             const v1::StoreScope& scope,
                                                              std::function<grpc::Status()> call) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  if (auto auth = AuthenticateStoreCall(context, scope); !auth.ok()) return Finish(context, auth);
   auto* reactor = context->DefaultReactor();
   RunStoreCall([reactor, call = std::move(call)] { reactor->Finish(call()); });
   return reactor;
@@ -144,7 +158,7 @@ grpc::ServerUnaryReactor* RendezvousService::AnswerStoreCall(grpc::CallbackServe
 
 grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* context,
                                                  const v1::SetRequest* request, v1::SetResponse*) {
-  return AnswerStoreCall(context, [this, request] {
+  return AnswerStoreCall(context, request->scope(), [this, request] {
     return ToGrpcStatus(store_.Set(ScopeOf(request->scope()), request->key(), request->value()));
   });
 }
@@ -152,7 +166,7 @@ grpc::ServerUnaryReactor* RendezvousService::Set(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* RendezvousService::Get(grpc::CallbackServerContext* context,
                                                  const v1::GetRequest* request,
                                                  v1::GetResponse* response) {
-  return AnswerStoreCall(context, [this, request, response] {
+  return AnswerStoreCall(context, request->scope(), [this, request, response] {
     auto value = store_.Get(ScopeOf(request->scope()), request->key());
     if (value.ok()) response->set_value(std::move(value).value());
     return ToGrpcStatus(value.status());
@@ -162,7 +176,9 @@ grpc::ServerUnaryReactor* RendezvousService::Get(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* context,
                                                   const v1::WaitRequest* request,
                                                   v1::WaitResponse*) {
-  if (auto auth = Authenticate(context); !auth.ok()) return Finish(context, auth);
+  if (auto auth = AuthenticateStoreCall(context, request->scope()); !auth.ok()) {
+    return Finish(context, auth);
+  }
   auto* reactor = new WaitReactor(store_, timers().io);
   RunStoreCall([reactor, request] { reactor->Start(*request); });
   return reactor;
@@ -171,7 +187,7 @@ grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* RendezvousService::Add(grpc::CallbackServerContext* context,
                                                  const v1::AddRequest* request,
                                                  v1::AddResponse* response) {
-  return AnswerStoreCall(context, [this, request, response] {
+  return AnswerStoreCall(context, request->scope(), [this, request, response] {
     auto sum = store_.Add(ScopeOf(request->scope()), request->key(), request->delta());
     if (sum.ok()) response->set_value(sum.value());
     return ToGrpcStatus(sum.status());
@@ -181,7 +197,7 @@ grpc::ServerUnaryReactor* RendezvousService::Add(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* RendezvousService::CompareSet(grpc::CallbackServerContext* context,
                                                         const v1::CompareSetRequest* request,
                                                         v1::CompareSetResponse* response) {
-  return AnswerStoreCall(context, [this, request, response] {
+  return AnswerStoreCall(context, request->scope(), [this, request, response] {
     auto outcome = store_.CompareSet(ScopeOf(request->scope()), request->key(), request->expected(),
                                      request->desired());
     if (outcome.ok()) {
@@ -195,7 +211,7 @@ grpc::ServerUnaryReactor* RendezvousService::CompareSet(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* RendezvousService::Delete(grpc::CallbackServerContext* context,
                                                     const v1::DeleteRequest* request,
                                                     v1::DeleteResponse* response) {
-  return AnswerStoreCall(context, [this, request, response] {
+  return AnswerStoreCall(context, request->scope(), [this, request, response] {
     auto deleted = store_.Delete(ScopeOf(request->scope()), request->key());
     if (deleted.ok()) response->set_deleted(deleted.value());
     return ToGrpcStatus(deleted.status());

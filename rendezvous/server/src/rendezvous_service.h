@@ -29,7 +29,10 @@ namespace ddprun {
 
 class RendezvousService final : public v1::Rendezvous::CallbackService {
  public:
-  // `token` empty: calls are not authenticated. `store` and `time` must outlive the service.
+  // `token` empty: calls are not authenticated. Else every call needs it, but a store call may
+  // instead carry the store credential of the job it names, which the job's RoundReady gives
+  // its nodes for their workers and which is good until the job ends. `store` and `time` must
+  // outlive the service.
   RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time);
   ~RendezvousService() override;
 
@@ -80,12 +83,17 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
 
   // OK, or UNAUTHENTICATED (logged) when the call lacks the server's token.
   grpc::Status Authenticate(grpc::CallbackServerContext* context) const;
+  // The same for a store call, which may also carry the store credential of the job whose keys
+  // it names (`scope`): what the job's workers hold.
+  grpc::Status AuthenticateStoreCall(grpc::CallbackServerContext* context,
+                                     const v1::StoreScope& scope) const;
   // Runs `call` (a store operation) at once for an in-memory store, else on the blocking
   // threads.
   void RunStoreCall(std::function<void()> call);
-  // A unary store call, authenticated, finished with `call`'s status wherever RunStoreCall runs
-  // it; `call` fills the response.
+  // A unary store call on `scope`'s keys, authenticated, finished with `call`'s status wherever
+  // RunStoreCall runs it; `call` fills the response.
   grpc::ServerUnaryReactor* AnswerStoreCall(grpc::CallbackServerContext* context,
+                                            const v1::StoreScope& scope,
                                             std::function<grpc::Status()> call);
 
   JobStore& store_;

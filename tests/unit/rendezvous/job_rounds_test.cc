@@ -316,7 +316,7 @@ TEST_CASE("a job that fails carries the root cause's exit status to every node")
 TEST_CASE("a restarted server adopts the round its nodes report, without a restart") {
   Job job(Nodes(2, 2, 3));  // a fresh JobRounds: what a restarted daemon has
   auto resume = [&](const std::string& id, int group_rank) {
-    return job.rounds.Resume({id, "host-" + id, 2, 29500}, {4, group_rank, 2, 1}, job.now);
+    return job.rounds.Resume({id, "host-" + id, 2, 29500}, {4, group_rank, 2, 1, ""}, job.now);
   };
   REQUIRE(resume("b", 1).ok());
   job.Advance(1s);
@@ -335,7 +335,7 @@ TEST_CASE("a restarted server adopts the round its nodes report, without a resta
 
 TEST_CASE("after a server restart, members that do not come back are dropped in a new round") {
   Job job(Nodes(1, 2, 0));
-  REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, {2, 0, 2, 0}, job.now).ok());
+  REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, {2, 0, 2, 0, ""}, job.now).ok());
   job.Advance(2s);
   REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
   job.Advance(1s);  // heartbeat_timeout after the first resume: "b" never came back
@@ -358,7 +358,7 @@ TEST_CASE("a node reconnecting to the same server in its running round changes n
   job.Join("b");
   job.Collect();
   job.Clear();
-  REQUIRE(job.rounds.Resume({"b", "host-b", 2, 29500}, {0, 1, 2, 0}, job.now).ok());
+  REQUIRE(job.rounds.Resume({"b", "host-b", 2, 29500}, {0, 1, 2, 0, ""}, job.now).ok());
   job.Collect();
   CHECK(job.pending.empty());
   CHECK(job.rounds.state() == JobRounds::State::kRunning);
@@ -371,7 +371,7 @@ TEST_CASE("a node resuming a round that is over is told to restart and joins the
   job.Collect();
   job.Clear();
   // "b" ran round 0 of a previous life of this job; this server's round 0 has only "a".
-  REQUIRE(job.rounds.Resume({"b", "host-b", 2, 29500}, {0, 1, 2, 0}, job.now).ok());
+  REQUIRE(job.rounds.Resume({"b", "host-b", 2, 29500}, {0, 1, 2, 0, ""}, job.now).ok());
   job.Collect();
   auto restart = job.Events(Type::kRestart);
   CHECK(restart.size() == 2);  // "b" told its round is over; "a" restarted for the scale-up
@@ -403,7 +403,7 @@ TEST_CASE("a node whose stream ended is lost after the reconnect grace unless it
   job.rounds.Disconnected("b", job.now);
   job.rounds.Disconnected("a", job.now);
   job.Advance(500ms);
-  REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, {0, 0, 2, 0}, job.now).ok());  // back
+  REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, {0, 0, 2, 0, ""}, job.now).ok());  // back
   job.Advance(500ms);  // the grace (1 s) has passed for "b", not for "a"
   job.Collect();
   auto restart = job.Events(Type::kRestart);

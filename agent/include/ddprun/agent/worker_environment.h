@@ -36,8 +36,8 @@ struct JobEnvironment {
   int restart_count = 0;
   int max_restarts = 0;
   std::string store_address;  // the rendezvous store, "host:port"
-  std::string store_token;
-  TlsFiles store_tls;                      // when the store speaks TLS
+  std::string store_token;    // DDPRUN_TOKEN: the job's store credential (NodeAssignment)
+  TlsFiles store_tls;         // when the store speaks TLS
   std::string node_address = "127.0.0.1";  // where other hosts reach this node's workers
   // The network interface holding node_address (multi-node jobs), given to Gloo as
   // GLOO_SOCKET_IFNAME unless the user set that; empty: none.

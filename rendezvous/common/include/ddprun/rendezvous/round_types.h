@@ -51,6 +51,9 @@ struct NodeAssignment {
   std::string master_addr;
   int master_port = 0;
   int restart_count = 0;  // job-wide restarts used so far
+  // What the node's workers present as DDPRUN_TOKEN: the job's store credential, good for this
+  // job's store keys only and only while the job lives (empty: the server needs no token).
+  std::string store_credential;
 };
 
 // The round a reconnecting node's workers are running (see Resume).
@@ -59,6 +62,9 @@ struct RunningRound {
   int group_rank = 0;
   int group_world_size = 0;
   int restart_count = 0;
+  // The job's store credential its workers hold: a server that lost the job adopts it, so
+  // the workers' store calls go on being accepted.
+  std::string store_credential;
 };
 
 struct NodeEvent {
