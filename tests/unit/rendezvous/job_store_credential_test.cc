@@ -24,6 +24,14 @@ JobRegistry::CredentialMint CountingMint() {
       [count = 0]() mutable -> Result<std::string> { return "secret-" + std::to_string(++count); };
 }
 
+// The round a resuming node reports, its workers holding `credential`.
+RunningRound ResumingWith(int group_world_size, const std::string& credential) {
+  RunningRound running;
+  running.group_world_size = group_world_size;
+  running.store_credential = credential;
+  return running;
+}
+
 std::vector<std::string> CredentialsOfRoundsIn(const std::vector<RoutedEvent>& events) {
   std::vector<std::string> credentials;
   for (const RoutedEvent& routed : events) {
@@ -73,10 +81,9 @@ TEST_CASE("a server that lost a job adopts the credential its resuming nodes' wo
   JobRegistry registry(JobLimits{}, CountingMint());
   std::vector<RoutedEvent> events;
   const RendezvousTime now{};
-  RunningRound running;
-  running.group_world_size = 1;
-  running.store_credential = "held-by-the-workers";
-  REQUIRE(registry.Join("j", Nodes(1), Node("n"), running, now, events).ok());
+  REQUIRE(
+      registry.Join("j", Nodes(1), Node("n"), ResumingWith(1, "held-by-the-workers"), now, events)
+          .ok());
   CHECK(registry.AcceptsStoreCredential("j", "held-by-the-workers"));
   CHECK_FALSE(registry.AcceptsStoreCredential("j", "secret-1"));
 }
@@ -87,10 +94,9 @@ TEST_CASE("once handed out, a job's credential is not replaced by a resuming nod
   const RendezvousTime now{};
   REQUIRE(registry.Join("j", Nodes(2), Node("a"), std::nullopt, now, events).ok());
   REQUIRE(registry.Join("j", Nodes(2), Node("b"), std::nullopt, now, events).ok());
-  RunningRound running;
-  running.group_world_size = 2;
-  running.store_credential = "chosen-by-the-caller";
-  REQUIRE(registry.Join("j", Nodes(2), Node("a"), running, now, events).ok());
+  REQUIRE(
+      registry.Join("j", Nodes(2), Node("a"), ResumingWith(2, "chosen-by-the-caller"), now, events)
+          .ok());
   CHECK(registry.AcceptsStoreCredential("j", "secret-1"));
   CHECK_FALSE(registry.AcceptsStoreCredential("j", "chosen-by-the-caller"));
 }
