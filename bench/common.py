@@ -106,3 +106,10 @@ def one_restart(command, workers=4):
     with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
         wall_seconds(command, dict(os.environ, PROBE_DIR=probe_dir))
         return probe_restart_latency(probe_dir, workers)
+
+
+def report_against_goal(what, seconds, goal_s, goal_text):
+    """Prints "ddprun <what>: median ... ms (min, max, n)" and the median's ratio to the goal."""
+    print(f"ddprun    {what}: median {median(seconds) * 1000:.0f} ms "
+          f"(min {min(seconds) * 1000:.0f}, max {max(seconds) * 1000:.0f}, n={len(seconds)})")
+    print(f"goal      {goal_text} = {goal_s} s; measured / goal = {median(seconds) / goal_s:.2f}")

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every launcher and rendezvous benchmark, ddprun beside torchrun, after installing what
-# they need (Debian's python3-torch, OpenBLAS, GNU time) and building ddprun. Not a test.
+# they need (Debian's python3-torch, OpenBLAS, GNU time, etcd-server) and building ddprun. Not a
+# test.
 #   bench/run.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
-for package in python3-torch libopenblas-dev time; do
+for package in python3-torch libopenblas-dev time etcd-server; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$package")
 done
@@ -26,6 +27,8 @@ echo "== rendezvous at scale (N simulated agents against one ddprund)"
 /usr/bin/python3 bench/rendezvous_scale.py 3
 echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
+echo "== daemons on etcd (kill -9 of the daemon leading a job: the other runs it on)"
+/usr/bin/python3 bench/daemon_failover.py "${1:-5}"
 echo "== hang detection (a rank stops: time to the report; the cost of counting progress)"
 /usr/bin/python3 bench/hang_detection.py "${1:-6}"
 echo "== a PyTorch script's restart (warm workers with --python_preload=torch, and without)"

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from common import DDPRUN, median, require, wait_for
+from common import DDPRUN, report_against_goal, require, wait_for
 from host_submit import DDPRUND, Network, address, start_daemons
 
 WORKERS = 2
@@ -73,11 +73,8 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     seconds = [one_replacement(run) for run in range(runs)]
     print(f"-- 3 hosts x {WORKERS} workers, --nnodes=2 (one spare), default timeouts")
-    print(f"ddprun    kill -9 of a host's ddprund -> every rank running again, one host the "
-          f"spare: median {median(seconds) * 1000:.0f} ms (min {min(seconds) * 1000:.0f}, "
-          f"max {max(seconds) * 1000:.0f}, n={runs})")
-    print(f"goal      heartbeat_timeout + 1 s = {GOAL_S} s; measured / goal = "
-          f"{median(seconds) / GOAL_S:.2f}")
+    report_against_goal("kill -9 of a host's ddprund -> every rank running again, one host the "
+                        "spare", seconds, GOAL_S, "heartbeat_timeout + 1 s")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/etcd/etcd_client.h"
+#include "ddprun/etcd/etcd_job_leadership.h"
 #include "ddprun/etcd/etcd_job_store.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "job_service.h"
@@ -31,11 +32,19 @@ std::string AgentBesideDaemon() {
 }
 
 // With --store=etcd: a client of the cluster that has answered once (a daemon that cannot reach
-// its etcd never starts), and the jobs' store in it.
+// its etcd never starts), the jobs' store in it, and which daemon leads each job.
 struct EtcdStore {
   std::unique_ptr<ddprun::etcd::EtcdClient> client;
   std::unique_ptr<ddprun::etcd::EtcdJobStore> jobs;
+  std::unique_ptr<ddprun::etcd::EtcdJobLeadership> leadership;
 };
+
+// Who this daemon is, in its leader keys: unique while it lives.
+std::string LeaderHolderName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
+  return std::string("ddprund on ") + host + ", pid " + std::to_string(::getpid());
+}
 
 ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config) {
   using namespace ddprun;
@@ -59,6 +68,10 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
   EtcdStore store;
   store.client = std::move(client).value();
   store.jobs = std::make_unique<etcd::EtcdJobStore>(*store.client, config.etcd_prefix);
+  etcd::JobLeadershipSettings leadership;
+  leadership.prefix = config.etcd_prefix;
+  leadership.holder = LeaderHolderName();
+  store.leadership = std::make_unique<etcd::EtcdJobLeadership>(*store.client, leadership);
   return store;
 }
 
@@ -109,6 +122,7 @@ int main(int argc, char** argv) {
 
   RendezvousServerOptions options;
   options.store = etcd_store.jobs.get();
+  options.leadership = etcd_store.leadership.get();
   options.more_services = {&job_service};
   options.bind_host = config.bind;
   options.port = config.port;

@@ -35,7 +35,8 @@ std::vector<FlagSpec> FlagTable(RawOptions& raw) {
        .target = &raw.rdzv_backend,
        .show_default = true},
       {.name = "--rdzv_endpoint",
-       .help = "HOST[:PORT] of the rendezvous server (multi-node)",
+       .help = "HOST[:PORT] of the rendezvous server (multi-node); several, comma-separated: "
+               "daemons on one etcd, any of which serves the job",
        .target = &raw.rdzv_endpoint},
       {.name = "--rdzv_conf", .help = "Rendezvous settings, k1=v1,k2=v2", .target = &raw.rdzv_conf},
       {.name = "--rdzv_id",

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ddprun/agent/numa_binding.h"
@@ -61,8 +62,11 @@ struct LaunchConfig {
   // the server safely, and the address this node is reached at (empty: found from the route to
   // the server).
   bool multi_node = false;
-  std::string rdzv_host;
+  std::string rdzv_host;  // the first --rdzv_endpoint
   int rdzv_port = 29400;
+  // Every --rdzv_endpoint, the first included: with more than one, daemons on one etcd, any of
+  // which serves the job, and this agent never hosts the rendezvous itself.
+  std::vector<std::pair<std::string, int>> rdzv_endpoints;  // host, port
   RendezvousSettings rdzv_settings;
   ClientSecurity security;
   std::string tls_ca_file;  // the files security was read from, passed on to the workers

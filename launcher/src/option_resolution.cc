@@ -1,6 +1,7 @@
 // Resolve: the flags checked and made into a LaunchConfig; see raw_options.h.
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
 #include "ddprun/agent/program_resolution.h"
 #include "ddprun/base/environment_map.h"
@@ -56,9 +57,12 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
                                 " needs --rdzv_endpoint=HOST:PORT (the same on every node) and "
                                 "--rdzv_id=JOB");
   }
-  ASSIGN_OR_RETURN(auto endpoint, ParseEndpoint(endpoint_text, kDefaultRendezvousPort));
-  config.rdzv_host = endpoint.host;
-  config.rdzv_port = endpoint.port;
+  config.rdzv_endpoints.clear();
+  for (const std::string& entry : SplitCommas(endpoint_text)) {
+    ASSIGN_OR_RETURN(auto endpoint, ParseEndpoint(Trim(entry), kDefaultRendezvousPort));
+    config.rdzv_endpoints.emplace_back(endpoint.host, endpoint.port);
+  }
+  std::tie(config.rdzv_host, config.rdzv_port) = config.rdzv_endpoints.front();
   ASSIGN_OR_RETURN(config.security,
                    LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca));
   config.tls_ca_file = AbsolutePath(raw.tls_ca);

@@ -66,6 +66,20 @@ Result<std::unique_ptr<RendezvousServer>> MaybeHost(const LaunchConfig& config,
   return std::move(server).value();
 }
 
+// "ip:port" of every --rdzv_endpoint, comma-separated, as the session and the workers' store
+// client dial them.
+Result<std::string> ResolvedEndpoints(const LaunchConfig& config) {
+  std::string list;
+  for (const auto& [host, port] : config.rdzv_endpoints) {
+    auto address = ResolveIPv4(host);
+    if (!address.ok()) {
+      return InvalidArgumentError("--rdzv_endpoint: " + address.status().message());
+    }
+    list += (list.empty() ? "" : ",") + address.value() + ":" + std::to_string(port);
+  }
+  return list;
+}
+
 }  // namespace
 
 Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
@@ -73,7 +87,15 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
   if (!endpoint_address.ok()) {
     return InvalidArgumentError("--rdzv_endpoint: " + endpoint_address.status().message());
   }
-  ASSIGN_OR_RETURN(auto hosted, MaybeHost(config, endpoint_address.value()));
+  // With several endpoints the daemons serve the job: this agent never hosts it.
+  std::unique_ptr<RendezvousServer> hosted;
+  if (config.rdzv_endpoints.size() <= 1) {
+    ASSIGN_OR_RETURN(hosted, MaybeHost(config, endpoint_address.value()));
+  }
+  std::string servers = endpoint_address.value() + ":" + std::to_string(config.rdzv_port);
+  if (config.rdzv_endpoints.size() > 1) {
+    ASSIGN_OR_RETURN(servers, ResolvedEndpoints(config));
+  }
 
   std::string address = config.local_addr;
   if (address.empty()) {
@@ -91,11 +113,7 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
                             master_port.status().message() + "; check --local_addr");
   }
 
-  RendezvousNode node{std::move(hosted),
-                      endpoint_address.value() + ":" + std::to_string(config.rdzv_port),
-                      address,
-                      std::move(master_port).value(),
-                      {}};
+  RendezvousNode node{std::move(hosted), servers, address, std::move(master_port).value(), {}};
   SessionClientOptions& session = node.session;
   session.address = node.store_address;
   session.security = config.security;

@@ -17,9 +17,9 @@ namespace ddprun {
 
 struct RendezvousNode {
   std::unique_ptr<RendezvousServer> hosted;  // set when this agent serves the rendezvous
-  std::string store_address;                 // the server, as workers dial it
-  std::string address;                       // this node, as the others reach it
-  BoundSocket master_port;                   // reserved on `address`; MASTER_PORT if group rank 0
+  std::string store_address;  // the server (or several, comma-separated), as workers dial it
+  std::string address;        // this node, as the others reach it
+  BoundSocket master_port;    // reserved on `address`; MASTER_PORT if group rank 0
   SessionClientOptions session;
 };
 

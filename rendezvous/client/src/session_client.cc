@@ -8,8 +8,10 @@
 
 #include "client_channel.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/parsing.h"
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/grpc_status.h"
+#include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/proto_conversions.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "reconnect_backoff.h"
@@ -39,21 +41,44 @@ struct SessionClient::Impl {
     kBroken,          // a stream that worked broke
     kNeverConnected,  // the stream failed before it worked
     kNotReady,        // the channel did not connect within kConnectPoll
+    kLedElsewhere,    // the server does not lead the job (job_leadership.h): try the next
   };
+
+  // One of the servers the client was given; a channel of its own to each.
+  struct Server {
+    std::string address;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::Rendezvous::Stub> stub;
+  };
+
+  static std::vector<Server> OpenServers(const SessionClientOptions& options) {
+    std::vector<Server> servers;
+    for (const std::string& entry : SplitCommas(options.address)) {
+      std::string address = Trim(entry);
+      if (address.empty()) continue;
+      auto channel = OpenRendezvousChannel(address, options.security);
+      auto stub = v1::Rendezvous::NewStub(channel);
+      servers.push_back({std::move(address), std::move(channel), std::move(stub)});
+    }
+    if (servers.empty()) {
+      auto channel = OpenRendezvousChannel(options.address, options.security);
+      servers.push_back({options.address, channel, v1::Rendezvous::NewStub(channel)});
+    }
+    return servers;
+  }
 
   Impl(SessionClientOptions session_options, EventHandler event_handler, ErrorHandler error_handler)
       : options(std::move(session_options)),
         on_event(std::move(event_handler)),
         on_error(std::move(error_handler)),
-        channel(OpenRendezvousChannel(options.address, options.security)),
-        stub(v1::Rendezvous::NewStub(channel)),
+        servers(OpenServers(options)),
         log(GetLogger("agent")) {}
 
   const SessionClientOptions options;
   const EventHandler on_event;
   const ErrorHandler on_error;
-  const std::shared_ptr<grpc::Channel> channel;
-  const std::unique_ptr<v1::Rendezvous::Stub> stub;
+  const std::vector<Server> servers;
+  size_t current = 0;  // the server tried now; read and moved by the client's thread only
   std::shared_ptr<spdlog::logger> log;
 
   Mutex mu;
@@ -106,13 +131,23 @@ struct SessionClient::Impl {
     while (true) {
       const Outcome outcome = Connect(last_error);
       if (outcome == Outcome::kEnded) return;
+      const std::string& tried = servers[current].address;
+      // Any of the servers serves the job (daemons on one etcd): on any failure, the next.
+      current = (current + 1) % servers.size();
       const auto now = SteadyClock::now();
       if (outcome == Outcome::kBroken) {
         reachable_at = now;
         backoff = kFirstReconnectBackoff;
         warned = false;
-        log->warn("lost the rendezvous server at {} ({}); reconnecting", options.address,
-                  last_error);
+        log->warn("lost the rendezvous server at {} ({}); reconnecting{}", tried, last_error,
+                  servers.size() > 1 ? " to " + servers[current].address : "");
+      }
+      if (outcome == Outcome::kLedElsewhere) {
+        // A server answered: the job's leader is one of the others, or soon will be.
+        reachable_at = now;
+        backoff = kFirstReconnectBackoff;
+        log->debug("{} does not lead the job ({}); trying {}", tried, last_error,
+                   servers[current].address);
       }
       if (!warned && now - reachable_at > kPatienceBeforeWarning) {
         warned = true;
@@ -143,7 +178,8 @@ struct SessionClient::Impl {
     // Waits for the channel to connect, so that a stream starts only when it can succeed: a call
     // made while the channel is failing fails at once with the last error, however quickly the
     // server comes (back) up.
-    if (!channel->WaitForConnected(std::chrono::system_clock::now() + kConnectPoll)) {
+    const Server& server = servers[current];
+    if (!server.channel->WaitForConnected(std::chrono::system_clock::now() + kConnectPoll)) {
       if (last_error.empty()) last_error = "cannot connect";
       return Outcome::kNotReady;
     }
@@ -159,7 +195,7 @@ struct SessionClient::Impl {
       outbox.clear();  // the join and the report carry everything that was queued
       stream_ended = false;
     }
-    auto stream = stub->Session(&context);
+    auto stream = server.stub->Session(&context);
     bool connected = stream->Write(join) && (!resent || stream->Write(*resent));
     std::thread reader;
     if (connected) {
@@ -183,16 +219,19 @@ struct SessionClient::Impl {
     if (reader.joinable()) reader.join();
     const grpc::Status status = stream->Finish();
     last_error = status.error_message().empty() ? "the stream ended" : status.error_message();
-    log->debug("session stream to {} ended ({}connected): {}", options.address,
+    log->debug("session stream to {} ended ({}connected): {}", server.address,
                connected ? "" : "never ", last_error);
     {
       MutexLock lock(mu);
       if (closing) return Outcome::kEnded;
     }
     if (IsRefusal(status.error_code())) {
-      on_error(Status(FromGrpcStatus(status).code(), "the rendezvous server at " + options.address +
+      on_error(Status(FromGrpcStatus(status).code(), "the rendezvous server at " + server.address +
                                                          " refused this node: " + last_error));
       return Outcome::kEnded;
+    }
+    if (context.GetServerTrailingMetadata().count(kLedElsewhereMetadataKey) > 0) {
+      return Outcome::kLedElsewhere;
     }
     return connected ? Outcome::kBroken : Outcome::kNeverConnected;
   }

@@ -3,6 +3,7 @@
 
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/store_add.h"
+#include "ddprun/etcd/etcd_layout.h"
 
 namespace ddprun::etcd {
 namespace {
@@ -12,20 +13,6 @@ namespace pb = etcdserverpb;
 // A read-modify-write that keeps losing to other writers of the key gives up after this many
 // tries (each loss means another writer succeeded, so the store as a whole progresses).
 constexpr int kMaxCasAttempts = 64;
-
-std::string EscapedJobId(const std::string& job_id) {
-  std::string escaped;
-  for (char c : job_id) {
-    if (c == '%') {
-      escaped += "%25";
-    } else if (c == '/') {
-      escaped += "%2F";
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
-}
 
 // A compare that holds while `key` is as `seen` left it: absent, or at that mod revision.
 void CompareUnchanged(pb::TxnRequest& txn, const std::string& key,
@@ -62,7 +49,7 @@ EtcdJobStore::~EtcdJobStore() {
 }
 
 std::string EtcdJobStore::JobPrefix(const std::string& job_id) const {
-  return prefix_ + "jobs/" + EscapedJobId(job_id) + "/kv/";
+  return JobKeysPrefix(prefix_, job_id) + "kv/";
 }
 
 std::string EtcdJobStore::EtcdKeyOf(const StoreScopeKey& scope, const std::string& key) const {

@@ -116,6 +116,11 @@ void JobRegistry::Reindex(const std::string& job_id, const JobRounds& job) {
   }
 }
 
+void JobRegistry::Abandon(const std::string& job_id) {
+  MutexLock lock(mu_);
+  Forget(job_id);
+}
+
 void JobRegistry::Forget(const std::string& job_id) {
   deadlines_.Erase(job_id);
   jobs_.erase(job_id);

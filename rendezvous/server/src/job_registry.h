@@ -84,6 +84,9 @@ class JobRegistry {
   // True when `presented` is the store credential of job `job_id` and the job has not ended.
   // Compares in constant time.
   bool AcceptsStoreCredential(const std::string& job_id, std::string_view presented) const;
+  // Forgets job `job_id` without ending it: another server leads it now (job_leadership.h), and
+  // its nodes re-join there. Its store keys stay.
+  void Abandon(const std::string& job_id);
 
  private:
   JobRounds* Find(const std::string& job_id) REQUIRES(mu_);

@@ -107,7 +107,8 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   self->impl_ = std::make_unique<Impl>();
   Impl& impl = *self->impl_;
   impl.service = std::make_unique<RendezvousService>(
-      *self->store_, options.token, options.time ? *options.time : SteadyTimeSource::Real());
+      *self->store_, options.token, options.time ? *options.time : SteadyTimeSource::Real(),
+      options.leadership);
   impl.more_services = options.more_services;
   // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
   impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);

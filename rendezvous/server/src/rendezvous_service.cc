@@ -99,21 +99,28 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
   std::shared_ptr<State> state_;
 };
 
-RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time)
+RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time,
+                                     JobLeadership* leadership)
     : store_(store),
       token_(std::move(token)),
       time_(time),
+      leadership_(leadership),
       registry_(
           JobLimits{}, token_.empty() ? JobRegistry::CredentialMint{}
                                       : [] { return NewSecretToken("a job's store credential"); }) {
-  if (store_.CallsBlock()) {
+  // A claim of a job's lead waits on the network too.
+  if (store_.CallsBlock() || leadership_) {
     blocking_store_calls_ = std::make_unique<boost::asio::thread_pool>(kBlockingStoreThreads);
   }
   time_.OnStep([this] { ScheduleTick(); });
+  if (leadership_) {
+    leadership_->SetLostCallback([this](const std::string& job_id) { AbandonJob(job_id); });
+  }
 }
 
 RendezvousService::~RendezvousService() {
-  time_.OnStep({});  // waits for a step's call in progress
+  if (leadership_) leadership_->SetLostCallback(nullptr);  // waits for a call in progress
+  time_.OnStep({});                                        // waits for a step's call in progress
   if (timers_) {
     timers_->work.reset();
     timers_->io.stop();

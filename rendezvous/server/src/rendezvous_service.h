@@ -21,6 +21,7 @@
 
 #include "ddprun/base/steady_time_source.h"
 #include "ddprun/base/thread_annotations.h"
+#include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/job_store.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "job_registry.h"
@@ -32,8 +33,11 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // `token` empty: calls are not authenticated. Else every call needs it, but a store call may
   // instead carry the store credential of the job it names, which the job's RoundReady gives
   // its nodes for their workers and which is good until the job ends. `store` and `time` must
-  // outlive the service.
-  RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time);
+  // outlive the service. With `leadership` (which must outlive it too), the service runs only the
+  // jobs this server leads: a session's first join claims its job, and a job whose lead is lost
+  // is dropped, its sessions ended, so that its agents go to the leader.
+  RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time,
+                    JobLeadership* leadership = nullptr);
   ~RendezvousService() override;
 
   grpc::ServerUnaryReactor* Set(grpc::CallbackServerContext* context, const v1::SetRequest* request,
@@ -70,6 +74,10 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
 
   // Applies one message of a session; a non-OK status ends the stream with it.
   grpc::Status OnAgentMessage(SessionReactor& session, const v1::AgentMessage& message);
+  // Whether `message` is a join of a job another server may lead: it must be claimed first.
+  bool NeedsClaim(const v1::AgentMessage& message) const;
+  // The lead of job `job_id` was lost: forgets the job, ends its sessions.
+  void AbandonJob(const std::string& job_id);
   // Sends each event to its node's session, if it has one, then calls on_change_. Without
   // events it takes no lock of the sessions: a round's delivery holds that lock while it writes
   // to every node (a second at tens of thousands), and the messages that come in meanwhile (the
@@ -99,6 +107,7 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   JobStore& store_;
   const std::string token_;
   SteadyTimeSource& time_;
+  JobLeadership* const leadership_;  // null: this server runs every job that joins
   JobRegistry registry_;
   mutable Mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);

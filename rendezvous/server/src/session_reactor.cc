@@ -10,8 +10,9 @@
 namespace ddprun {
 
 RendezvousService::SessionReactor::SessionReactor(RendezvousService& service,
+                                                  grpc::CallbackServerContext* context,
                                                   std::optional<grpc::Status> refusal)
-    : service_(service) {
+    : service_(service), context_(context) {
   if (refusal) {
     Finish(*refusal);
     finished_ = true;
@@ -27,9 +28,12 @@ void RendezvousService::SessionReactor::Push(v1::ServerEvent event) {
   if (!writing_) WriteNextLocked();
 }
 
-void RendezvousService::SessionReactor::End(grpc::Status status) {
+void RendezvousService::SessionReactor::End(grpc::Status status, bool led_elsewhere) {
   MutexLock lock(mu_);
-  if (!ending_) ending_ = std::move(status);
+  if (!ending_) {
+    ending_ = std::move(status);
+    led_elsewhere_ = led_elsewhere;
+  }
   MaybeFinishLocked();
 }
 
@@ -41,6 +45,7 @@ void RendezvousService::SessionReactor::WriteNextLocked() {
 void RendezvousService::SessionReactor::MaybeFinishLocked() {
   if (finished_ || writing_ || !ending_) return;
   finished_ = true;
+  if (led_elsewhere_) context_->AddTrailingMetadata(kLedElsewhereMetadataKey, "1");
   Finish(*ending_);
 }
 
@@ -49,9 +54,24 @@ void RendezvousService::SessionReactor::OnReadDone(bool ok) {
     End(grpc::Status::OK);
     return;
   }
-  grpc::Status status = service_.OnAgentMessage(*this, incoming_);
-  if (!status.ok()) {
-    End(status);
+  if (service_.NeedsClaim(incoming_)) {
+    // The claim waits on the shared store: off gRPC's thread, and the next read waits for it.
+    service_.RunStoreCall([this] {
+      Status claimed = service_.leadership_->Claim(incoming_.join().job_id());
+      if (!claimed.ok()) {
+        End(ToGrpcStatus(claimed), /*led_elsewhere=*/true);
+        return;
+      }
+      ReadNextAfter(service_.OnAgentMessage(*this, incoming_));
+    });
+    return;
+  }
+  ReadNextAfter(service_.OnAgentMessage(*this, incoming_));
+}
+
+void RendezvousService::SessionReactor::ReadNextAfter(const grpc::Status& applied) {
+  if (!applied.ok()) {
+    End(applied);
     return;
   }
   StartRead(&incoming_);
@@ -79,7 +99,26 @@ void RendezvousService::SessionReactor::OnDone() {
 grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent>* RendezvousService::Session(
     grpc::CallbackServerContext* context) {
   grpc::Status auth = Authenticate(context);
-  return new SessionReactor(*this, auth.ok() ? std::nullopt : std::optional(auth));
+  return new SessionReactor(*this, context, auth.ok() ? std::nullopt : std::optional(auth));
+}
+
+bool RendezvousService::NeedsClaim(const v1::AgentMessage& message) const {
+  return leadership_ && message.has_join() && !leadership_->Leads(message.join().job_id());
+}
+
+void RendezvousService::AbandonJob(const std::string& job_id) {
+  registry_.Abandon(job_id);
+  const grpc::Status lost(grpc::StatusCode::UNAVAILABLE,
+                          "this daemon no longer leads job '" + job_id +
+                              "' (its lease in etcd ran out); join the job's leader");
+  {
+    MutexLock lock(sessions_mu_);
+    for (auto it = sessions_.lower_bound({job_id, ""});
+         it != sessions_.end() && it->first.first == job_id; ++it) {
+      it->second->End(lost, /*led_elsewhere=*/true);
+    }
+  }
+  NotifyChange();
 }
 
 grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
@@ -230,6 +269,7 @@ void RendezvousService::ScheduleTick() {
       registry_.Tick(time_.Now(), events, &forgotten);
       for (const auto& job_id : forgotten) {
         RunStoreCall([this, job_id] {
+          if (leadership_) leadership_->Release(job_id);
           if (Status dropped = store_.DropJob(job_id); !dropped.ok()) {
             GetLogger("rendezvous")
                 ->warn("the store keys of ended job '{}' stay: {}", job_id, dropped.message());

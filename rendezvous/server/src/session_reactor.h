@@ -15,12 +15,14 @@ class RendezvousService::SessionReactor final
     : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerEvent> {
  public:
   // `refusal` set: the stream is finished at once with it (for example UNAUTHENTICATED).
-  SessionReactor(RendezvousService& service, std::optional<grpc::Status> refusal);
+  SessionReactor(RendezvousService& service, grpc::CallbackServerContext* context,
+                 std::optional<grpc::Status> refusal);
 
   // Queues an event for the agent.
   void Push(v1::ServerEvent event);
-  // Ends the stream with `status` once queued events are written.
-  void End(grpc::Status status);
+  // Ends the stream with `status` once queued events are written; `led_elsewhere`: tells the
+  // agent so (kLedElsewhereMetadataKey), for it to try its next server.
+  void End(grpc::Status status, bool led_elsewhere = false);
 
   // Set by the service on the session's first join; read by the service only.
   std::optional<SessionKey> key;
@@ -33,15 +35,19 @@ class RendezvousService::SessionReactor final
   void OnDone() override;
 
  private:
+  // Reads the next message once `applied` (the last one's outcome) is OK; else ends the stream.
+  void ReadNextAfter(const grpc::Status& applied);
   void WriteNextLocked() REQUIRES(mu_);
   void MaybeFinishLocked() REQUIRES(mu_);
 
   RendezvousService& service_;
+  grpc::CallbackServerContext* const context_;
   v1::AgentMessage incoming_;
   ddprun::Mutex mu_;
   std::deque<v1::ServerEvent> outgoing_ GUARDED_BY(mu_);  // front is being written when writing_
   bool writing_ GUARDED_BY(mu_) = false;
   std::optional<grpc::Status> ending_ GUARDED_BY(mu_);
+  bool led_elsewhere_ GUARDED_BY(mu_) = false;
   bool finished_ GUARDED_BY(mu_) = false;
 };
 

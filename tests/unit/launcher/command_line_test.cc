@@ -99,6 +99,21 @@ TEST_CASE("the flag --nnodes is N or MIN:MAX, more than one node needs --rdzv_en
   CHECK(Parsed({"--nnodes=2", "--rdzv_endpoint=h0", "/bin/true"}).rdzv_port == 29400);
 }
 
+TEST_CASE("the flag --rdzv_endpoint may list several daemons, each HOST or HOST:PORT") {
+  auto config = Parsed({"--nnodes=2", "--rdzv_endpoint=h0:1234, h1,h2:99", "/bin/true"});
+  using Endpoints = std::vector<std::pair<std::string, int>>;
+  CHECK(config.rdzv_endpoints == Endpoints{{"h0", 1234}, {"h1", 29400}, {"h2", 99}});
+  CHECK(config.rdzv_host == "h0");  // the first, where one endpoint is all that is needed
+  CHECK(config.rdzv_port == 1234);
+  CHECK(Parsed({"--nnodes=2", "--rdzv_endpoint=h0", "/bin/true"}).rdzv_endpoints ==
+        Endpoints{{"h0", 29400}});
+  for (const char* bad :
+       {"--rdzv_endpoint=h0,,h1", "--rdzv_endpoint=h0,", "--rdzv_endpoint=h0,h1:x"}) {
+    INFO(bad);
+    CHECK(ErrorOf({"--nnodes=2", bad, "/bin/true"}).find("--rdzv_endpoint must be HOST") == 0);
+  }
+}
+
 TEST_CASE("the flag --rdzv_endpoint is HOST or HOST:PORT, others are refused with the reason") {
   for (const char* bad :
        {"--rdzv_endpoint=h0:", "--rdzv_endpoint=h0:0", "--rdzv_endpoint=h0:x",

@@ -24,7 +24,10 @@
 namespace ddprun {
 
 struct SessionClientOptions {
-  std::string address;  // "host:port" of the rendezvous server
+  // "host:port" of the rendezvous server, or several, comma-separated: daemons on one etcd, any
+  // of which serves the job. The client moves to the next whenever the one it uses fails or does
+  // not lead the job, and re-joins there with the round its workers run.
+  std::string address;
   ClientSecurity security;
   std::string job_id;
   RendezvousSettings settings;  // sent with the join; the job's first node sets them

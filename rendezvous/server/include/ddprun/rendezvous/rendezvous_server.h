@@ -15,6 +15,7 @@
 
 #include "ddprun/base/status.h"
 #include "ddprun/base/steady_time_source.h"
+#include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/job_store.h"
 
 namespace grpc {
@@ -36,6 +37,9 @@ struct RendezvousServerOptions {
   // The jobs' store; null: one in memory, the server's own. Else a store shared with other
   // servers (etcd), which must outlive this one.
   JobStore* store = nullptr;
+  // With a shared store: which server runs each job's rounds (job_leadership.h); this one runs
+  // only the jobs it leads. Null: every job that joins here. Must outlive the server.
+  JobLeadership* leadership = nullptr;
   // The embedded server's mode: the server binds and listens on its own socket, and starts gRPC
   // only when the first client connects, over plain TCP (loopback; the token still applies).
   // A job whose workers never use the store never pays gRPC's start-up time and memory.

@@ -1,0 +1,38 @@
+// JobLeadership: which of the servers sharing one job store (daemons on one etcd cluster) runs a
+// job's rounds. Exactly one at a time leads a job; the others refuse its agents' sessions, and
+// the agents try the next server they were given, until they reach the leader. When the leader
+// dies, its claim runs out with its lease, the next server an agent reaches claims the job, and
+// the agents' re-joins (each with the round its workers run) rebuild the job there.
+// (docs/control_plane.md, invariants 1 and 2.)
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ddprun/base/status.h"
+
+namespace ddprun {
+
+// Trailing metadata of a session a server ended because another server leads (or may lead) its
+// job: the agent tries its next server at once, without a warning.
+inline constexpr char kLedElsewhereMetadataKey[] = "ddprun-led-elsewhere";
+
+class JobLeadership {
+ public:
+  virtual ~JobLeadership() = default;
+
+  // Whether this server leads `job_id` and may act for it now. Never blocks.
+  virtual bool Leads(const std::string& job_id) const = 0;
+  // Takes the job when no server leads it. OK: this server leads it now. UNAVAILABLE: another
+  // leads it, or the shared store cannot be reached (the message says which). Blocks on the
+  // network: call it off gRPC's threads.
+  virtual Status Claim(const std::string& job_id) = 0;
+  // Gives up a job this server led (it ended and was forgotten). Blocks on the network.
+  virtual void Release(const std::string& job_id) = 0;
+  // `on_lost(job_id)` runs, on the leadership's own thread, when this server may no longer act
+  // for a job it claimed (its lease ran out or another server holds the job). Set it once,
+  // before the first Claim; it must not block.
+  virtual void SetLostCallback(std::function<void(const std::string& job_id)> on_lost) = 0;
+};
+
+}  // namespace ddprun

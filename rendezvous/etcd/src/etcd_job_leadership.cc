@@ -1,0 +1,119 @@
+// EtcdJobLeadership; see etcd_job_leadership.h.
+#include "ddprun/etcd/etcd_job_leadership.h"
+
+#include <vector>
+
+#include "ddprun/base/logging.h"
+#include "ddprun/etcd/etcd_layout.h"
+
+namespace ddprun::etcd {
+
+EtcdJobLeadership::EtcdJobLeadership(EtcdClient& client, JobLeadershipSettings settings)
+    : client_(client), settings_(std::move(settings)) {
+  renewer_ = std::thread([this] { RenewUntilStopped(); });
+}
+
+EtcdJobLeadership::~EtcdJobLeadership() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_changed_.notify_all();
+  renewer_.join();
+}
+
+std::string EtcdJobLeadership::KeyOf(const std::string& job_id) const {
+  return JobKeysPrefix(settings_.prefix, job_id) + "leader";
+}
+
+bool EtcdJobLeadership::Leads(const std::string& job_id) const {
+  std::lock_guard lock(mu_);
+  auto led = led_.find(job_id);
+  return led != led_.end() && led->second->MayAct();
+}
+
+Status EtcdJobLeadership::Claim(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  if (auto led = led_.find(job_id); led != led_.end() && led->second->MayAct()) return Status();
+  const std::string key = KeyOf(job_id);
+  // One read first: while another server leads, asking costs no lease.
+  auto holder = client_.Get(key);
+  if (!holder.ok()) {
+    return UnavailableError("cannot reach etcd to lead job '" + job_id +
+                            "': " + holder.status().message());
+  }
+  if (holder->has_value() && (*holder)->value != settings_.holder) {
+    return UnavailableError("job '" + job_id + "' is led by another daemon (" + (*holder)->value +
+                            "); its agents reach it at another endpoint");
+  }
+  auto leadership = std::make_unique<Leadership>(
+      client_, LeadershipSettings{key, settings_.holder, settings_.ttl, settings_.margin});
+  auto took = leadership->Step();
+  if (!took.ok()) {
+    return UnavailableError("cannot reach etcd to lead job '" + job_id +
+                            "': " + took.status().message());
+  }
+  if (!*took) {
+    return UnavailableError("job '" + job_id +
+                            "' is led by another daemon; its agents reach it at another endpoint");
+  }
+  GetLogger("rendezvous")->info("this daemon ({}) leads job '{}'", settings_.holder, job_id);
+  led_[job_id] = std::move(leadership);
+  return Status();
+}
+
+void EtcdJobLeadership::Release(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  auto led = led_.find(job_id);
+  if (led == led_.end()) return;
+  if (Status resigned = led->second->Resign(); !resigned.ok()) {
+    GetLogger("rendezvous")
+        ->warn("giving up job '{}': {}; its lease runs out by itself", job_id, resigned.message());
+  }
+  led_.erase(led);
+}
+
+void EtcdJobLeadership::SetLostCallback(std::function<void(const std::string&)> on_lost) {
+  std::lock_guard calling(callback_mu_);
+  std::lock_guard lock(mu_);
+  on_lost_ = std::move(on_lost);
+}
+
+void EtcdJobLeadership::RenewUntilStopped() {
+  const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.ttl) / 3;
+  std::unique_lock lock(mu_);
+  while (!stop_changed_.wait_for(lock, period, [this] { return stopping_; })) {
+    std::vector<std::string> lost;
+    for (auto led = led_.begin(); led != led_.end();) {
+      auto renewed = led->second->Step();
+      if (!renewed.ok()) {
+        GetLogger("rendezvous")
+            ->warn("cannot renew the lead of job '{}': {}", led->first, renewed.status().message());
+      }
+      // An error leaves the lead in place until the clock says it may have run out.
+      if (led->second->MayAct()) {
+        ++led;
+        continue;
+      }
+      GetLogger("rendezvous")->warn("this daemon no longer leads job '{}'", led->first);
+      lost.push_back(led->first);
+      led = led_.erase(led);
+    }
+    if (lost.empty()) continue;
+    lock.unlock();  // the callback may call Leads; callback_mu_ comes before mu_
+    {
+      std::lock_guard calling(callback_mu_);
+      std::function<void(const std::string&)> on_lost;
+      {
+        std::lock_guard reading(mu_);
+        on_lost = on_lost_;
+      }
+      if (on_lost) {
+        for (const std::string& job_id : lost) on_lost(job_id);
+      }
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace ddprun::etcd
