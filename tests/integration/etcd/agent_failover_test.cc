@@ -2,7 +2,7 @@
 // members, real ddprund daemons with --store=etcd, real agents given every daemon in
 // --rdzv_endpoint, real workers. One daemon leads the job; after its kill -9 the agents re-join
 // another, which takes the job's lead once the dead one's lease has run out, and the workers are
-// not restarted: the job's membership did not change.
+// not restarted: the job's membership did not change. A daemon that leads nothing is not missed.
 #include <signal.h>
 
 #include "integration/multinode/multinode_support.h"
@@ -26,21 +26,29 @@ bool RunsJob(Daemon& daemon, const std::string& job) {
   return Count(status.out, "\"job_id\": \"" + job + "\"") == 1;
 }
 
+// "h:p,h:p,h:p" of the daemons, starting with daemons[first].
+std::string EndpointsFrom(const std::vector<std::unique_ptr<Daemon>>& daemons, size_t first) {
+  std::string list;
+  for (size_t i = 0; i < daemons.size(); ++i) {
+    list += (i == 0 ? "" : ",") + daemons[(first + i) % daemons.size()]->endpoint();
+  }
+  return list;
+}
+
 TEST_CASE(
-    "kill -9 of the daemon leading a job: its agents re-join another daemon on the same etcd, "
-    "and the workers run on") {
+    "kill -9 of a daemon that leads nothing changes nothing; kill -9 of the one leading the job: "
+    "its agents re-join another daemon on the same etcd, and the workers run on") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
-  Daemon a(OnEtcd(cluster));
-  Daemon b(OnEtcd(cluster));
-  // Each agent tries the daemons in another order: without one leader per job, each daemon
-  // would hold half of the job and neither half could form a round.
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (int i = 0; i < 3; ++i) daemons.push_back(std::make_unique<Daemon>(OnEtcd(cluster)));
+  // Each agent tries the daemons in another order: without one leader per job, two daemons
+  // would each hold half of the job and neither half could form a round.
   std::vector<std::unique_ptr<ChildProcess>> agents;
-  for (const std::string& endpoints :
-       {a.endpoint() + "," + b.endpoint(), b.endpoint() + "," + a.endpoint()}) {
-    agents.push_back(StartAgent({"--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + endpoints,
-                                 "--rdzv_id=failover", QuickRendezvousFlag(30), kTestWorker,
-                                 "wait-for-signal"}));
+  for (size_t first : {size_t{0}, size_t{1}}) {
+    agents.push_back(StartAgent(
+        {"--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + EndpointsFrom(daemons, first),
+         "--rdzv_id=failover", QuickRendezvousFlag(30), kTestWorker, "wait-for-signal"}));
   }
   std::vector<pid_t> workers;
   for (auto& agent : agents) {
@@ -50,21 +58,35 @@ TEST_CASE(
     REQUIRE(line.has_value());
     workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
   }
-  // One daemon acts for the job; the other does not run it.
-  const bool a_runs = RunsJob(a, "failover");
-  REQUIRE(a_runs != RunsJob(b, "failover"));
-  Daemon& leader = a_runs ? a : b;
-  Daemon& other = a_runs ? b : a;
+  // One daemon acts for the job; the others do not run it.
+  std::vector<size_t> running;
+  for (size_t i = 0; i < daemons.size(); ++i) {
+    if (RunsJob(*daemons[i], "failover")) running.push_back(i);
+  }
+  REQUIRE(running.size() == 1);
+  Daemon& leader = *daemons[running[0]];
+  Daemon& bystander = *daemons[(running[0] + 1) % 3];
+  Daemon& survivor = *daemons[(running[0] + 2) % 3];
+  const auto job_running_at = [](Daemon& daemon) {
+    return AwaitStatus(
+        {"--rdzv_endpoint=" + daemon.endpoint(), "--json"}, [](const std::string& out) {
+          return Count(out, "\"state\": \"running\"") == 3 && Count(out, "\"round\": 0") == 1;
+        });
+  };
+
+  bystander.process().Signal(SIGKILL);
+  REQUIRE(bystander.process().Wait(10s).has_value());
+  auto [unchanged, before] = job_running_at(leader);
+  INFO(before);
+  CHECK(unchanged);  // the job and both nodes, in round 0, at the leader
+  CHECK_FALSE(SaysItLeads(bystander.process(), "failover"));
 
   leader.process().Signal(SIGKILL);
   REQUIRE(leader.process().Wait(10s).has_value());
   CHECK(SaysItLeads(leader.process(), "failover"));
-  auto [back, last] =
-      AwaitStatus({"--rdzv_endpoint=" + other.endpoint(), "--json"},
-                  [](const std::string& out) { return Count(out, "\"state\": \"running\"") == 3; });
+  auto [back, last] = job_running_at(survivor);
   INFO(last);
-  REQUIRE(back);  // the job and both nodes, running round 0 again, at the other daemon
-  CHECK(Count(last, "\"round\": 0") == 1);
+  REQUIRE(back);  // the job and both nodes, running round 0 again, at the third daemon
 
   for (pid_t worker : workers) ::kill(worker, SIGTERM);
   for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
@@ -72,9 +94,9 @@ TEST_CASE(
     INFO(agent->stdout_text() + agent->stderr_text());
     CHECK(Count(agent->stdout_text(), "]: ready ") == 1);  // never restarted
   }
-  other.process().Signal(SIGTERM);
-  REQUIRE(other.process().Wait(10s).has_value());  // its output is read to the end
-  CHECK(SaysItLeads(other.process(), "failover"));
+  survivor.process().Signal(SIGTERM);
+  REQUIRE(survivor.process().Wait(10s).has_value());  // its output is read to the end
+  CHECK(SaysItLeads(survivor.process(), "failover"));
 }
 
 }  // namespace
