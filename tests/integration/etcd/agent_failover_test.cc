@@ -36,8 +36,9 @@ std::string EndpointsFrom(const std::vector<std::unique_ptr<Daemon>>& daemons, s
 }
 
 TEST_CASE(
-    "kill -9 of a daemon that leads nothing changes nothing; kill -9 of the one leading the job: "
-    "its agents re-join another daemon on the same etcd, and the workers run on") {
+    "kill -9 of a daemon that leads nothing changes nothing, and kill -9 of the one leading the "
+    "job "
+    "makes its agents re-join another daemon on the same etcd, and the workers run on") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   EtcdCluster cluster(1);
   std::vector<std::unique_ptr<Daemon>> daemons;
@@ -86,6 +87,7 @@ TEST_CASE(
   CHECK(SaysItLeads(leader.process(), "failover"));
   auto [back, last] = job_running_at(survivor);
   INFO(last);
+  INFO(agents[0]->stderr_text() + agents[1]->stderr_text());
   REQUIRE(back);  // the job and both nodes, running round 0 again, at the third daemon
 
   for (pid_t worker : workers) ::kill(worker, SIGTERM);

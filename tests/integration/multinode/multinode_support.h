@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "integration/launcher/launcher_test_support.h"
@@ -83,17 +84,20 @@ inline RunResult RunStatus(const std::vector<std::string>& args,
   return Run(argv, {}, 30s);
 }
 
-// Asks `ddprun status --json` until `ready` holds of its output, at most `attempts` times (each
-// answer takes a round trip to the server). The last output, and whether `ready` held.
+// Asks `ddprun status` with `args` until `ready` holds of its output or `within` has passed,
+// pausing a little between answers (one takes only a few milliseconds, and what is awaited, such
+// as a lease running out, takes seconds). The last output, and whether `ready` held.
 inline std::pair<bool, std::string> AwaitStatus(
     const std::vector<std::string>& args, const std::function<bool(const std::string&)>& ready,
-    const std::vector<std::string>& prefix = {}, int attempts = 400) {
+    const std::vector<std::string>& prefix = {}, std::chrono::milliseconds within = 60s) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
   std::string last;
-  for (int i = 0; i < attempts; ++i) {
+  do {
     auto result = RunStatus(args, prefix);
     last = result.out + result.err;
     if (result.code() == 0 && ready(result.out)) return {true, last};
-  }
+    std::this_thread::sleep_for(20ms);
+  } while (std::chrono::steady_clock::now() < deadline);
   return {false, last};
 }
 
