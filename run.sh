@@ -35,9 +35,10 @@ FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer; gdb for
 # the stacks a hang's report quotes; Slurm and MUNGE, whose daemons the Slurm tests start
 # themselves (a one-host cluster of their own; the packages' services are not started); etcd,
-# whose members the etcd tests start on loopback addresses of their own.
+# whose members the etcd tests start on loopback addresses of their own; Prometheus, for its
+# promtool, which reads the daemon's /metrics page; Chromium, headless, to load its live page.
 TEST_PACKAGES=(python3-torch python3-tqdm util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb slurm-wlm munge etcd-server clang-format-14 "${FUZZ_PACKAGES[@]}")
+               gdb slurm-wlm munge etcd-server prometheus chromium clang-format-14 "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
@@ -160,8 +161,8 @@ fuzz_tests() {
 
 # The project's C and C++ sources (the build trees' generated files are not).
 c_sources() {
-  find base agent launcher daemon rendezvous runtime proto tests bench examples packaging cmake \
-    \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sort
+  find base agent launcher daemon monitoring rendezvous runtime proto tests bench examples \
+    packaging cmake \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sort
 }
 
 # format_check: fails when a source differs from what clang-format 14 (Debian 12's) makes of it

@@ -1,10 +1,11 @@
 // `ddprund`: the host daemon. Parses its command line, serves the rendezvous service and the job
-// service (jobs submitted with `ddprun --hosts=...`) on --bind:--port until SIGTERM or SIGINT,
-// then cancels the jobs it runs (each agent's bounded stop), and shuts down (pending calls are
-// failed, not dropped).
+// service (jobs submitted with `ddprun --hosts=...`) on --bind:--port, and with --metrics-port
+// the operators' HTTP endpoint (monitoring_routes.h), until SIGTERM or SIGINT, then cancels the
+// jobs it runs (each agent's bounded stop), and shuts down (pending calls are failed, not dropped).
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,8 @@
 #include "ddprun/etcd/etcd_client.h"
 #include "ddprun/etcd/etcd_job_leadership.h"
 #include "ddprun/etcd/etcd_job_store.h"
+#include "ddprun/monitoring/http_endpoint.h"
+#include "ddprun/rendezvous/monitoring_routes.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "job_service.h"
 #include "job_table.h"
@@ -130,11 +133,40 @@ int main(int argc, char** argv) {
   options.tls_cert_pem = config.tls_cert_pem;
   options.tls_key_pem = config.tls_key_pem;
   options.tls_client_ca_pem = config.tls_ca_pem;
+  options.count_calls = config.metrics_port >= 0;
   auto server = RendezvousServer::Start(options);
   if (!server.ok()) {
     std::fprintf(stderr, "ddprund: error: %s\n", server.status().message().c_str());
     return 1;
   }
+  // Readiness ends with the first stop signal, before the jobs are cancelled.
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<HttpEndpoint> metrics;
+  if (config.metrics_port >= 0) {
+    MonitoredRendezvous monitored;
+    monitored.server = server.value().get();
+    monitored.stopping = &stopping;
+    if (etcd_store.client) {
+      etcd::EtcdClient* client = etcd_store.client.get();
+      monitored.check_store = [client] { return client->MemberStatus().status(); };
+    }
+    HttpEndpointOptions http;
+    http.bind_host = config.metrics_bind;
+    http.port = config.metrics_port;
+    http.token = config.token;
+    http.routes = MonitoringRoutes(monitored);
+    auto started = HttpEndpoint::Start(std::move(http));
+    if (!started.ok()) {
+      std::fprintf(stderr, "ddprund: error: --metrics-port: %s\n",
+                   started.status().message().c_str());
+      return 1;
+    }
+    metrics = std::move(started).value();
+    std::printf("ddprund metrics on http://%s:%d/metrics\n", config.metrics_bind.c_str(),
+                metrics->port());
+    std::fflush(stdout);
+  }
+
   const int port = server.value()->port();
   if (!config.port_file.empty()) {
     if (Status written = WriteFileAtomically(config.port_file, std::to_string(port) + "\n");
@@ -159,6 +191,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   GetLogger("rendezvous")->info("received signal {}; shutting down", signal_number);
+  stopping = true;
   job_table.CancelAll();
   server.value()->Shutdown();
   return 0;

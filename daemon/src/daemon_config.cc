@@ -92,6 +92,16 @@ std::vector<FlagSpec> DaemonFlags(DaemonFlagValues& values) {
        .pet = false,
        .help = "Write the bound port to this file",
        .target = &config.port_file},
+      {.name = "--metrics-port",
+       .pet = false,
+       .help = "Serve /metrics, /healthz and /readyz over HTTP on this port (0: a free one, "
+               "reported); off unless set",
+       .target = &config.metrics_port},
+      {.name = "--metrics-bind",
+       .pet = false,
+       .help = "Address the metrics port listens on (not loopback: needs --token-file)",
+       .target = &config.metrics_bind,
+       .show_default = true},
       {.name = "--token-file",
        .pet = false,
        .help = "File holding the token every call must carry (see DDPRUN_TOKEN)",
@@ -178,6 +188,8 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     config.bind = file->bind.value_or(config.bind);
     config.port = file->port.value_or(config.port);
     config.port_file = file->port_file.value_or(config.port_file);
+    config.metrics_port = file->metrics_port.value_or(config.metrics_port);
+    config.metrics_bind = file->metrics_bind.value_or(config.metrics_bind);
     token_file = file->token_file.value_or(token_file);
     tls.cert_file = file->tls_cert.value_or(tls.cert_file);
     tls.key_file = file->tls_key.value_or(tls.key_file);
@@ -206,6 +218,15 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   if (config.port < 0 || config.port > 65535) {
     return DaemonUsageError{"--port must be from 0 to 65535, not " + std::to_string(config.port)};
   }
+  if (config.metrics_port < -1 || config.metrics_port > 65535) {
+    return DaemonUsageError{"--metrics-port must be from 0 to 65535, not " +
+                            std::to_string(config.metrics_port)};
+  }
+  if (config.metrics_bind != "localhost" && !IsIpv4Address(config.metrics_bind)) {
+    return DaemonUsageError{
+        "--metrics-bind must be an IPv4 address such as 0.0.0.0 or 127.0.0.1, not '" +
+        config.metrics_bind + "'"};
+  }
   if (config.bind != "localhost" && !IsIpv4Address(config.bind)) {
     return DaemonUsageError{"--bind must be an IPv4 address such as 0.0.0.0 or 127.0.0.1, not '" +
                             config.bind + "'"};
@@ -218,6 +239,10 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
   } else if (!IsLoopbackAddress(config.bind)) {
     return DaemonUsageError{"--bind " + config.bind +
                             " would accept calls from other hosts without a token; pass "
+                            "--token-file"};
+  } else if (config.metrics_port >= 0 && !IsLoopbackAddress(config.metrics_bind)) {
+    return DaemonUsageError{"--metrics-bind " + config.metrics_bind +
+                            " would show the jobs to other hosts without a token; pass "
                             "--token-file"};
   }
   if (!config.agent_program.empty() && config.agent_program[0] != '/') {

@@ -35,6 +35,10 @@ struct DaemonConfig {
   std::string tls_cert_pem;        // --tls-cert and --tls-key: serve TLS
   std::string tls_key_pem;
   std::string tls_ca_pem;  // --tls-ca: require client certificates it signed
+  // The operators' HTTP endpoint (/metrics, /healthz, /readyz; docs/metrics.md): off at -1, else
+  // the port (0: a free one, reported on stdout), on metrics_bind. It asks for the token too.
+  int metrics_port = -1;
+  std::string metrics_bind = "127.0.0.1";
   // The job service: the `ddprun` that runs each job's node agent (default: the one beside
   // ddprund), and whether a daemon running as root may run jobs (as root).
   std::string agent_program;

@@ -21,11 +21,13 @@ constexpr size_t kMaxConfigFileBytes = 1 << 20;
 // What each key accepts: checks the value and stores it; an error message otherwise.
 using KeyParser = std::function<std::string(const std::string& value, DaemonFileSettings&)>;
 
-std::string ParsePort(const std::string& value, DaemonFileSettings& settings) {
-  const auto port = ParseInteger<int>(value, 0, 65535);
-  if (!port) return "'" + value + "' is not a port number from 0 to 65535";
-  settings.port = *port;
-  return "";
+KeyParser Port(std::optional<int> DaemonFileSettings::*field) {
+  return [field](const std::string& value, DaemonFileSettings& settings) -> std::string {
+    const auto port = ParseInteger<int>(value, 0, 65535);
+    if (!port) return "'" + value + "' is not a port number from 0 to 65535";
+    settings.*field = *port;
+    return "";
+  };
 }
 
 std::string ParseAllowRootJobs(const std::string& value, DaemonFileSettings& settings) {
@@ -40,12 +42,14 @@ std::string ParseAgentProgram(const std::string& value, DaemonFileSettings& sett
   return "";
 }
 
-std::string ParseBind(const std::string& value, DaemonFileSettings& settings) {
-  if (value != "localhost" && !IsIpv4Address(value)) {
-    return "'" + value + "' is not an IPv4 address such as 0.0.0.0 or 127.0.0.1";
-  }
-  settings.bind = value;
-  return "";
+KeyParser Address(std::optional<std::string> DaemonFileSettings::*field) {
+  return [field](const std::string& value, DaemonFileSettings& settings) -> std::string {
+    if (value != "localhost" && !IsIpv4Address(value)) {
+      return "'" + value + "' is not an IPv4 address such as 0.0.0.0 or 127.0.0.1";
+    }
+    settings.*field = value;
+    return "";
+  };
 }
 
 // A file the daemon must read at start: read now, so that the error points at this line.
@@ -86,8 +90,10 @@ const std::map<std::string, KeyParser>& Keys() {
   static const std::map<std::string, KeyParser> keys = {
       {"agent_program", ParseAgentProgram},
       {"allow_root_jobs", ParseAllowRootJobs},
-      {"bind", ParseBind},
-      {"port", ParsePort},
+      {"bind", Address(&DaemonFileSettings::bind)},
+      {"metrics_bind", Address(&DaemonFileSettings::metrics_bind)},
+      {"metrics_port", Port(&DaemonFileSettings::metrics_port)},
+      {"port", Port(&DaemonFileSettings::port)},
       {"port_file", Verbatim(&DaemonFileSettings::port_file)},
       {"token_file",
        ReadableFile(&DaemonFileSettings::token_file,

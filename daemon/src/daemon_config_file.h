@@ -1,9 +1,9 @@
 // ddprund's configuration file (`--config FILE`, /etc/ddprun/ddprund.conf under systemd): one
 // `key = value` per line, `#` starts a comment, blank lines are ignored. The keys are the
-// daemon's flags with underscores: bind, port, port_file, token_file, tls_cert, tls_key, tls_ca,
-// agent_program, allow_root_jobs (true or false), store (memory or etcd), etcd_endpoints,
-// etcd_prefix, etcd_user, etcd_password_file, etcd_tls_ca, etcd_tls_cert, etcd_tls_key.
-// Flags on the command line win over the file.
+// daemon's flags with underscores: bind, port, port_file, metrics_port, metrics_bind, token_file,
+// tls_cert, tls_key, tls_ca, agent_program, allow_root_jobs (true or false), store (memory or
+// etcd), etcd_endpoints, etcd_prefix, etcd_user, etcd_password_file, etcd_tls_ca, etcd_tls_cert,
+// etcd_tls_key. Flags on the command line win over the file.
 //
 // Reading checks everything a key's value can be checked for (a port number, an IPv4 address,
 // a readable token or PEM file), so that a daemon with a bad file never starts: errors name the
@@ -22,6 +22,8 @@ struct DaemonFileSettings {
   std::optional<std::string> bind;
   std::optional<int> port;
   std::optional<std::string> port_file;
+  std::optional<int> metrics_port;
+  std::optional<std::string> metrics_bind;
   std::optional<std::string> token_file;
   std::optional<std::string> tls_cert;
   std::optional<std::string> tls_key;

@@ -15,6 +15,5 @@ namespace ddprun {
 int StatusMain(const std::vector<std::string>& args);
 
 std::string FormatJobsTable(const std::vector<JobSnapshot>& jobs);
-std::string FormatJobsJson(const std::vector<JobSnapshot>& jobs);
 
 }  // namespace ddprun

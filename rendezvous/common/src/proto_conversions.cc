@@ -101,6 +101,7 @@ void ToProto(const RankProgress& rank, v1::RankProgress& out) {
   out.set_idle_ms(rank.idle.count());
   out.set_step_time_us(rank.step_time.count());
   out.set_straggler(rank.straggler);
+  out.set_hung(rank.hung);
   out.set_finished(rank.finished);
 }
 
@@ -116,6 +117,7 @@ RankProgress FromProto(const v1::RankProgress& rank) {
   out.idle = std::chrono::milliseconds(std::max<int64_t>(0, rank.idle_ms()));
   out.step_time = std::chrono::microseconds(std::max<int64_t>(0, rank.step_time_us()));
   out.straggler = rank.straggler();
+  out.hung = rank.hung();
   out.finished = rank.finished();
   return out;
 }
@@ -261,6 +263,11 @@ void ToProto(const JobSnapshot& job, v1::JobStatus& out) {
   out.set_restarts_used(job.restarts_used);
   out.set_max_restarts(job.settings.max_restarts);
   out.set_last_failure(job.last_failure);
+  out.set_hangs(job.counters.hangs);
+  out.set_stragglers(job.counters.stragglers);
+  out.set_nodes_lost(job.counters.nodes_lost);
+  out.set_hang_timeout_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(job.settings.hang.timeout).count());
   if (job.last_worker_failure)
     ToProto(*job.last_worker_failure, *out.mutable_last_worker_failure());
   for (const NodeSnapshot& node : job.nodes) {
@@ -288,6 +295,10 @@ JobSnapshot FromProto(const v1::JobStatus& proto) {
   job.settings.max_restarts = proto.max_restarts();
   job.restarts_used = proto.restarts_used();
   job.last_failure = proto.last_failure();
+  job.counters.hangs = proto.hangs();
+  job.counters.stragglers = proto.stragglers();
+  job.counters.nodes_lost = proto.nodes_lost();
+  job.settings.hang.timeout = std::chrono::milliseconds(proto.hang_timeout_ms());
   if (proto.has_last_worker_failure())
     job.last_worker_failure = FromProto(proto.last_worker_failure());
   for (const auto& node : proto.nodes()) {

@@ -306,7 +306,7 @@ Result<std::vector<JobSnapshot>> JobRegistry::Snapshot(const std::string& job_id
     if (!job_id.empty() && id != job_id) continue;
     snapshots.push_back({id, StateName(job->state()), job->round(), job->settings(),
                          job->restarts_used(), job->last_failure(), job->last_worker_failure(),
-                         job->Nodes(now)});
+                         job->Nodes(now), job->counters()});
   }
   if (!job_id.empty() && snapshots.empty()) {
     return NotFoundError("no job '" + job_id + "' on this rendezvous server");

@@ -18,7 +18,7 @@ std::string Seconds(std::chrono::milliseconds duration) {
 }  // namespace
 
 JobRounds::JobRounds(RendezvousSettings settings, RendezvousTime now)
-    : settings_(settings), join_deadline_(now + settings.join_timeout) {}
+    : settings_(settings), join_deadline_(now + settings.join_timeout), forming_since_(now) {}
 
 Status JobRounds::ValidateNode(const NodeDescription& node) const {
   if (state_ == State::kComplete || state_ == State::kFailed) {
@@ -235,6 +235,7 @@ void JobRounds::WatchProgress(RendezvousTime now) {
   if (settings_.hang.watches_stragglers()) {
     for (const StragglerNews& news :
          straggler_watch_.Update(ranks, settings_.hang.straggler_ratio)) {
+      if (!news.recovered) ++counters_.stragglers;
       for (const std::string& id : members_.by_rank()) {
         events_.push_back(NodeEvent{
             id, NodeEvent::Type::kStraggler, {}, news.description, 1, std::nullopt, {}, news});
@@ -243,7 +244,17 @@ void JobRounds::WatchProgress(RendezvousTime now) {
   }
   if (!settings_.hang.enabled()) return;
   auto finding = FindHang(ranks, settings_.hang);
+  hung_now_.clear();
+  if (finding) {
+    for (const RankProgress& rank : finding->hung) hung_now_.insert(rank.global_rank);
+  }
   if (!finding || !hang_latch_.Admit(*finding)) return;
+  ++counters_.hangs;
+  if (!finding->hung.empty()) {
+    auto latest = finding->hung.front().idle;
+    for (const RankProgress& rank : finding->hung) latest = std::min(latest, rank.idle);
+    counters_.hang_detection.Observe(latest);
+  }
   for (const std::string& id : members_.by_rank()) {
     events_.push_back(NodeEvent{
         id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt, *finding, {}});
@@ -286,10 +297,20 @@ void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
   const std::string description = DescribeFailure(failure);
   last_failure_ = description;
   last_worker_failure_ = failure;
+  if (!failure.hang.empty()) {
+    ++counters_.worker_hangs;
+  } else if (!failure.spawn_error.empty()) {
+    ++counters_.worker_spawn_failures;
+  } else if (failure.term_signal) {
+    ++counters_.worker_signals;
+  } else {
+    ++counters_.worker_exits;
+  }
   const bool final_hang =
       !failure.hang.empty() && settings_.hang.action == HangSettings::Action::kFail;
   if (!final_hang && restarts_used_ < settings_.max_restarts) {
     ++restarts_used_;
+    failure_seen_at_ = now;
     StartNextRound("worker failure: " + description + " (restart " +
                        std::to_string(restarts_used_) + " of " +
                        std::to_string(settings_.max_restarts) + ")",
@@ -323,6 +344,9 @@ void JobRounds::Tick(RendezvousTime now) {
                   Seconds(std::min<std::chrono::milliseconds>(settings_.heartbeat_timeout,
                                                               kReconnectGrace))
             : "no heartbeat for " + Seconds(settings_.heartbeat_timeout);
+    ++counters_.nodes_lost;
+    counters_.lost_node_detection.Observe(
+        now - std::max(node.last_heartbeat, node.disconnected_at.value_or(node.last_heartbeat)));
     RemoveNode(id, "node " + node.description.host + " lost: " + why, now);
     if (state_ == State::kFailed) return;
   }
@@ -380,6 +404,7 @@ std::vector<NodeSnapshot> JobRounds::Nodes(RendezvousTime now) const {
       for (RankProgress& rank_progress : snapshot.progress) {
         rank_progress.idle += since;
         rank_progress.straggler = straggler_watch_.IsStraggler(rank_progress.global_rank);
+        rank_progress.hung = hung_now_.contains(rank_progress.global_rank);
       }
     }
     snapshots.push_back(std::move(snapshot));
@@ -412,7 +437,7 @@ void JobRounds::MaybeCompleteRound(RendezvousTime now) {
   if (state_ != State::kForming) return;
   const int joined_count = static_cast<int>(JoinedCount());
   if (joined_count >= settings_.max_nodes) {
-    CompleteRound();
+    CompleteRound(now);
     return;
   }
   if (joined_count < settings_.min_nodes) {
@@ -421,14 +446,18 @@ void JobRounds::MaybeCompleteRound(RendezvousTime now) {
   }
   const bool everyone_expected_is_back = expected_count_ > 0 && expected_waiting_ == 0;
   if (everyone_expected_is_back) {
-    CompleteRound();
+    CompleteRound(now);
     return;
   }
   if (!last_call_deadline_) last_call_deadline_ = now + settings_.last_call_timeout;
-  if (now >= *last_call_deadline_) CompleteRound();
+  if (now >= *last_call_deadline_) CompleteRound(now);
 }
 
-void JobRounds::CompleteRound() {
+void JobRounds::CompleteRound(RendezvousTime now) {
+  ++counters_.rounds_formed;
+  counters_.round_formation.Observe(now - forming_since_);
+  if (failure_seen_at_) counters_.restart.Observe(now - *failure_seen_at_);
+  failure_seen_at_.reset();
   // Previous members keep their order (and so their ranks when membership is unchanged); new
   // nodes follow in the order they joined. Nodes beyond max_nodes wait for a later round.
   std::vector<const Node*> candidates;
@@ -467,6 +496,7 @@ void JobRounds::CompleteRound() {
   members_with_progress_ = 0;
   ClearExpected();
   hang_latch_.Reset();
+  hung_now_.clear();
   straggler_watch_.Reset();
 
   state_ = State::kRunning;
@@ -508,6 +538,7 @@ void JobRounds::StartNextRound(const std::string& reason, RendezvousTime now,
     if (node.joined) Expect(node);
   }
   state_ = State::kForming;
+  forming_since_ = now;
   ++round_;
   members_.Clear();
   members_with_progress_ = 0;

@@ -91,6 +91,8 @@ class JobRounds {
   bool HasNode(const std::string& node_id) const { return nodes_.contains(node_id); }
   const std::string& last_failure() const { return last_failure_; }
   const std::optional<WorkerFailure>& last_worker_failure() const { return last_worker_failure_; }
+  // What happened to the job so far, for its metrics.
+  const JobCounters& counters() const { return counters_; }
   // Members of the current round by group rank (empty while forming).
   const std::vector<std::string>& members() const { return members_.by_rank(); }
   // Nodes that have joined the forming round, or wait to get into the next one.
@@ -130,7 +132,7 @@ class JobRounds {
   // Searches the running round's progress for a hang and for stragglers, at most once per
   // sampling period; emits kHang for a new hang, kStraggler for each straggler's news.
   void WatchProgress(RendezvousTime now);
-  void CompleteRound();
+  void CompleteRound(RendezvousTime now);
   // Ends the running round: members must stop their workers and join again.
   // `failure`: the worker failure that caused it, if one did.
   void StartNextRound(const std::string& reason, RendezvousTime now,
@@ -164,9 +166,13 @@ class JobRounds {
   RendezvousTime join_deadline_;
   std::optional<RendezvousTime> last_call_deadline_;
   HangLatch hang_latch_;            // of the running round
+  std::set<int> hung_now_;          // global ranks the latest hang search named
   StragglerWatch straggler_watch_;  // of the running round
   RendezvousTime next_progress_search_{};
   std::vector<NodeEvent> events_;
+  JobCounters counters_;
+  RendezvousTime forming_since_;                   // when the forming round began to form
+  std::optional<RendezvousTime> failure_seen_at_;  // a worker failure restarts the job
 };
 
 }  // namespace ddprun

@@ -167,6 +167,11 @@ bool KeyValueStore::CancelWait(WaiterId id) {
   return true;
 }
 
+std::optional<StoreUsage> KeyValueStore::Usage() const {
+  MutexLock lock(mu_);
+  return StoreUsage{entries_.size(), total_bytes_};
+}
+
 size_t KeyValueStore::pending_waiters() const {
   MutexLock lock(mu_);
   return waiters_.size();

@@ -16,7 +16,9 @@
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/key_value_store.h"
+#include "rendezvous_metrics.h"
 #include "rendezvous_service.h"
+#include "rpc_counts.h"
 
 namespace ddprun {
 
@@ -24,6 +26,7 @@ struct RendezvousServer::Impl {
   std::unique_ptr<RendezvousService> service;
   std::vector<grpc::Service*> more_services;
   int max_receive_bytes = 0;
+  std::unique_ptr<RpcCounts> calls;  // with count_calls
   // Made into credentials only in BuildServer: creating any credentials starts gRPC (grpc_init
   // and its threads), which the on-first-connection mode defers.
   std::optional<grpc::SslServerCredentialsOptions> tls;
@@ -55,6 +58,11 @@ struct RendezvousServer::Impl {
     builder.RegisterService(service.get());
     for (grpc::Service* more : more_services) builder.RegisterService(more);
     builder.SetMaxReceiveMessageSize(max_receive_bytes);
+    if (calls) {
+      std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counting;
+      counting.push_back(RpcCounts::Interceptors(*calls));
+      builder.experimental().SetInterceptorCreators(std::move(counting));
+    }
     return builder.BuildAndStart();
   }
 
@@ -110,6 +118,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
       *self->store_, options.token, options.time ? *options.time : SteadyTimeSource::Real(),
       options.leadership);
   impl.more_services = options.more_services;
+  if (options.count_calls) impl.calls = std::make_unique<RpcCounts>();
   // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
   impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);
   self->host_ = options.bind_host;
@@ -162,6 +171,22 @@ bool RendezvousServer::Idle() const { return impl_->service->Idle(); }
 
 void RendezvousServer::SetChangeCallback(std::function<void()> on_change) {
   impl_->service->SetChangeCallback(std::move(on_change));
+}
+
+std::vector<JobSnapshot> RendezvousServer::Jobs() const { return impl_->service->Jobs(); }
+
+void RendezvousServer::WriteMetrics(MetricsPage& page) const {
+  RendezvousGauges gauges;
+  gauges.open_sessions = impl_->service->open_sessions();
+  gauges.store = store_->Usage();
+  gauges.store_waiters = store_->pending_waiters();
+  WriteRendezvousMetrics(impl_->service->Jobs(),
+                         impl_->calls ? impl_->calls->Snapshot() : std::vector<RpcCounts::Count>{},
+                         gauges, page);
+}
+
+Status RendezvousServer::CheckHealth(std::chrono::milliseconds bound) const {
+  return impl_->service->CheckResponsive(bound);
 }
 
 void RendezvousServer::Shutdown(std::chrono::milliseconds grace) {

@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <future>
 
 #include "ddprun/base/logging.h"
 #include "ddprun/base/secret_token.h"
@@ -234,6 +235,29 @@ grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerCo
     for (const JobSnapshot& job : jobs.value()) ToProto(job, *response->add_jobs());
   }
   return Finish(context, ToGrpcStatus(jobs.status()));
+}
+
+std::vector<JobSnapshot> RendezvousService::Jobs() const {
+  auto jobs = registry_.Snapshot("", time_.Now());
+  return jobs.ok() ? std::move(jobs).value() : std::vector<JobSnapshot>{};
+}
+
+size_t RendezvousService::open_sessions() const {
+  MutexLock lock(sessions_mu_);
+  return sessions_.size();
+}
+
+Status RendezvousService::CheckResponsive(std::chrono::milliseconds bound) {
+  // Shared with the task: one that runs after the bound finds the promise still there.
+  auto answered = std::make_shared<std::promise<void>>();
+  std::future<void> answer = answered->get_future();
+  boost::asio::post(timers().io, [this, answered] {
+    registry_.NextDeadline();
+    answered->set_value();
+  });
+  if (answer.wait_for(bound) == std::future_status::ready) return Status::Ok();
+  return UnavailableError("the rendezvous's timer thread or its jobs' lock did not answer within " +
+                          std::to_string(bound.count()) + " ms");
 }
 
 bool RendezvousService::Idle() const {

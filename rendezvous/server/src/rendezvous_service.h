@@ -63,6 +63,13 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
 
   // No agent is connected and every job has ended (or there is none).
   bool Idle() const;
+  // Every job, as `ddprun status` shows it, with its counters.
+  std::vector<JobSnapshot> Jobs() const;
+  // Agents' session streams open now.
+  size_t open_sessions() const;
+  // OK when the timer thread, which applies every round's deadlines, runs a task that reads the
+  // jobs (so their lock is free) within `bound`; UNAVAILABLE saying which did not otherwise.
+  Status CheckResponsive(std::chrono::milliseconds bound);
   // Called, on a gRPC thread, after a session ends or events were delivered: a moment when Idle()
   // may have become true. Must not block.
   void SetChangeCallback(std::function<void()> on_change);

@@ -43,6 +43,12 @@ class Daemon {
     REQUIRE(line.has_value());
     host_port_ = line->substr(std::string("ddprund listening on ").size());
     port_ = std::stoi(host_port_.substr(host_port_.rfind(':') + 1));
+    // With --metrics-port, said on the line before.
+    const std::string text = process_->stdout_text();
+    const std::string metrics = "ddprund metrics on http://";
+    if (size_t at = text.find(metrics); at != std::string::npos) {
+      metrics_port_ = std::stoi(text.substr(text.find(':', at + metrics.size()) + 1));
+    }
   }
 
   // SIGKILL, as a crash would; then a new daemon on the same port.
@@ -56,12 +62,15 @@ class Daemon {
     return host + ":" + std::to_string(port_);
   }
   ChildProcess& process() { return *process_; }
+  // The HTTP endpoint's port (--metrics-port); -1 without one.
+  int metrics_port() const { return metrics_port_; }
 
  private:
   std::vector<std::string> extra_args_;
   std::vector<std::string> prefix_;
   std::unique_ptr<ChildProcess> process_;
   std::string host_port_;
+  int metrics_port_ = -1;
   int port_ = 0;
 };
 

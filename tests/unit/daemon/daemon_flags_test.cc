@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "daemon_config.h"
 #include "daemon_config_file.h"
@@ -45,6 +46,28 @@ TEST_CASE("a ddprund flag row fills its field, in either spelling") {
   auto wrong = ParseDaemonCommandLine({"--prot=1"});
   REQUIRE(std::holds_alternative<DaemonUsageError>(wrong));
   CHECK(std::get<DaemonUsageError>(wrong).message.find("--prot") != std::string::npos);
+}
+
+TEST_CASE("the metrics port is off unless set, and a bad one or an open one is a usage error") {
+  auto off = ParseDaemonCommandLine({});
+  REQUIRE(std::holds_alternative<DaemonConfig>(off));
+  CHECK(std::get<DaemonConfig>(off).metrics_port == -1);
+  auto on = ParseDaemonCommandLine({"--metrics-port=0", "--metrics_bind=localhost"});
+  REQUIRE(std::holds_alternative<DaemonConfig>(on));
+  CHECK(std::get<DaemonConfig>(on).metrics_port == 0);
+  CHECK(std::get<DaemonConfig>(on).metrics_bind == "localhost");
+  const std::map<std::vector<std::string>, std::string> refused = {
+      {{"--metrics-port=70000"}, "--metrics-port must be from 0 to 65535, not 70000"},
+      {{"--metrics-port=0", "--metrics-bind=example.org"},
+       "--metrics-bind must be an IPv4 address"},
+      {{"--metrics-port=0", "--metrics-bind=0.0.0.0"},
+       "--metrics-bind 0.0.0.0 would show the jobs to other hosts without a token"}};
+  for (const auto& [args, message] : refused) {
+    auto parsed = ParseDaemonCommandLine(args);
+    REQUIRE(std::holds_alternative<DaemonUsageError>(parsed));
+    INFO(std::get<DaemonUsageError>(parsed).message);
+    CHECK(std::get<DaemonUsageError>(parsed).message.find(message) != std::string::npos);
+  }
 }
 
 }  // namespace

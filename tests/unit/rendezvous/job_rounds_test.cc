@@ -665,3 +665,44 @@ TEST_CASE("after a restart a hang is found once every member has sent progress o
   REQUIRE(hangs["b"].hang.hung.size() == 1);
   CHECK(hangs["b"].hang.hung[0].global_rank == 1);
 }
+
+// The job's counters (docs/metrics.md), on the stepped clock: each latency is exactly what the
+// clock moved.
+TEST_CASE("the job's counters follow its rounds, a restart and a lost node, with their latencies") {
+  Job job(Nodes(2, 2, 1));
+  job.Join("a");
+  job.now += 300ms;
+  job.Join("b");
+  const JobCounters& counters = job.rounds.counters();
+  CHECK(counters.rounds_formed == 1);
+  CHECK(counters.round_formation.count() == 1);
+  CHECK(counters.round_formation.sum_seconds() == Approx(0.3));
+  CHECK(counters.restart.count() == 0);
+
+  job.now += 1s;
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 0, SIGSEGV), 139, job.now);
+  CHECK(counters.worker_signals == 1);
+  CHECK(counters.worker_exits == 0);
+  job.now += 200ms;
+  job.Join("a");
+  job.now += 50ms;
+  job.Join("b");
+  CHECK(counters.rounds_formed == 2);
+  CHECK(counters.restart.count() == 1);
+  CHECK(counters.restart.sum_seconds() == Approx(0.25));
+  // 0.25 s lies in the bucket whose bound is 0.25 (a bound is inclusive), none below.
+  CHECK(counters.restart.counts()[7] == 1);
+  CHECK(LatencyHistogram::kBounds[7] == 0.25);
+  CHECK(counters.round_formation.sum_seconds() == Approx(0.3 + 0.25));
+
+  // b falls silent; a keeps heartbeating until b is declared lost, 3 s after it was last heard.
+  for (int i = 0; i < 30; ++i) {
+    job.now += 100ms;
+    REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+    job.rounds.Tick(job.now);
+  }
+  CHECK(counters.nodes_lost == 1);
+  CHECK(counters.lost_node_detection.count() == 1);
+  CHECK(counters.lost_node_detection.sum_seconds() == Approx(3.0));
+  CHECK(counters.worker_exits + counters.worker_hangs + counters.worker_spawn_failures == 0);
+}

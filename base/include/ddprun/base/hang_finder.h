@@ -65,6 +65,7 @@ struct RankProgress {
   // What a step costs it (step_timer.h); 0 until it has taken StepTimer::kWindowSteps steps.
   std::chrono::microseconds step_time{0};
   bool straggler = false;  // in a status snapshot: the job names it a straggler
+  bool hung = false;       // in a status snapshot: the job's latest hang search names it
   // It is done with collectives (progress_page.h's finished_ns): no hang can hold it or be
   // held by it, so the hang search leaves it out.
   bool finished = false;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@
 #include "ddprun/rendezvous/store_limits.h"
 
 namespace ddprun {
+
+// What a store holds, for its metrics.
+struct StoreUsage {
+  size_t keys = 0;
+  size_t bytes = 0;  // keys' and values' bytes, as the limits count them
+};
 
 class JobStore {
  public:
@@ -58,6 +65,10 @@ class JobStore {
 
   // Waits not yet released or cancelled (for tests and status).
   virtual size_t pending_waiters() const = 0;
+
+  // What the store holds, when it knows that without a call over the network; nullopt else
+  // (etcd: its own metrics say it).
+  virtual std::optional<StoreUsage> Usage() const { return std::nullopt; }
 
   // True when calls wait on the network (a remote store): the service runs them on threads of
   // its own, not on gRPC's completion threads. An in-memory store answers at once.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ddprun/base/hang_finder.h"
+#include "ddprun/base/latency_histogram.h"
 #include "ddprun/base/straggler_watch.h"
 #include "ddprun/base/worker_failure.h"
 
@@ -96,6 +97,30 @@ struct NodeSnapshot {
   std::vector<RankProgress> progress;  // its ranks' (hang detection on); idle as of the snapshot
 };
 
+// What happened to one job since the server took it, for its metrics (docs/metrics.md). Each
+// count only grows; the server's time (RendezvousTime) measures every latency.
+struct JobCounters {
+  int64_t rounds_formed = 0;  // RoundReady sent (a round adopted after a server restart: not)
+  int64_t nodes_lost = 0;     // declared lost: silent past heartbeat_timeout, or gone
+  int64_t hangs = 0;          // hangs found (each stall once)
+  int64_t stragglers = 0;     // ranks named stragglers (not their recoveries)
+  // Worker failures reported, by cause: an exit code, a signal, no start, stopped as hung.
+  int64_t worker_exits = 0;
+  int64_t worker_signals = 0;
+  int64_t worker_spawn_failures = 0;
+  int64_t worker_hangs = 0;
+  // From when a round began to form (the job's first join; the end of the round before) to its
+  // RoundReady.
+  LatencyHistogram round_formation;
+  // From a worker failure's report to the RoundReady of the round that restarts it.
+  LatencyHistogram restart;
+  // From when a node was last heard (its last heartbeat, or its stream's end) to its being
+  // declared lost.
+  LatencyHistogram lost_node_detection;
+  // From the last progress of the hung ranks (the most recent of theirs) to the hang's finding.
+  LatencyHistogram hang_detection;
+};
+
 // One job as `ddprun status` shows it.
 struct JobSnapshot {
   std::string job_id;
@@ -106,6 +131,7 @@ struct JobSnapshot {
   std::string last_failure;  // one line: the last worker failure, or why the job failed
   std::optional<WorkerFailure> last_worker_failure;
   std::vector<NodeSnapshot> nodes;
+  JobCounters counters;
 };
 
 }  // namespace ddprun

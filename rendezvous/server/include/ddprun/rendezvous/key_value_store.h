@@ -39,6 +39,7 @@ class KeyValueStore final : public JobStore {
   bool CancelWait(WaiterId id) override;
   Status DropJob(const std::string& job_id) override;
   size_t pending_waiters() const override;
+  std::optional<StoreUsage> Usage() const override;
   bool CallsBlock() const override { return false; }
 
  private:

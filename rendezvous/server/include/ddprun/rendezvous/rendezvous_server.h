@@ -17,12 +17,15 @@
 #include "ddprun/base/steady_time_source.h"
 #include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/job_store.h"
+#include "ddprun/rendezvous/round_types.h"
 
 namespace grpc {
 class Service;
 }
 
 namespace ddprun {
+
+class MetricsPage;
 
 struct RendezvousServerOptions {
   std::string bind_host = "127.0.0.1";  // an address of this host; "0.0.0.0" for every interface
@@ -51,6 +54,9 @@ struct RendezvousServerOptions {
   // Where rounds read the time (heartbeat, last-call, join and reconnect deadlines); null: the
   // steady clock. Tests pass a ManualTime and advance it; it must outlive the server.
   SteadyTimeSource* time = nullptr;
+  // Count every call by method and code for WriteMetrics (a gRPC interceptor, which each call
+  // pays for): on when the metrics are served.
+  bool count_calls = false;
 };
 
 class RendezvousServer {
@@ -71,6 +77,16 @@ class RendezvousServer {
   bool Idle() const;
   // `on_change` runs on a gRPC thread whenever Idle() may have become true; it must not block.
   void SetChangeCallback(std::function<void()> on_change);
+
+  // Every job it holds, as `ddprun status` shows them. Any thread.
+  std::vector<JobSnapshot> Jobs() const;
+  // Writes the rendezvous's metrics families onto `page` (docs/metrics.md): its jobs and their
+  // ranks, its calls (with count_calls), sessions and store. Any thread; link
+  // ddprun_monitoring.
+  void WriteMetrics(MetricsPage& page) const;
+  // OK when the rendezvous can act: the thread that applies the rounds' deadlines runs a task
+  // that reads the jobs within `bound`. UNAVAILABLE saying what did not answer otherwise.
+  Status CheckHealth(std::chrono::milliseconds bound) const;
 
   // Stops accepting calls, fails pending ones, and waits at most `grace` for handlers to finish.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(500));

@@ -1,0 +1,37 @@
+// The HTTP routes an operator reaches a rendezvous server's host through (http_endpoint.h):
+//   /metrics  the rendezvous's metrics (docs/metrics.md), in Prometheus's text format or, when
+//             the Accept header asks for it, OpenMetrics;
+//   /healthz  200 while the process serves and its rendezvous can act (the thread that applies
+//             the rounds' deadlines answers within kHealthBound), else 503 saying why: for a
+//             liveness probe or systemd's watchdog, which restart what fails it;
+//   /readyz   200 while it is healthy, not shutting down, and its jobs' store answers (an etcd
+//             member, within the etcd client's call timeout), else 503 saying why: for a
+//             readiness probe or a load balancer, which send agents elsewhere meanwhile;
+//   /         the live page (live_page.h), with its script /live.js, which polls
+//   /api/jobs the jobs as `ddprun status --json` prints them (status_json.h).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "ddprun/monitoring/http_endpoint.h"
+#include "ddprun/rendezvous/rendezvous_server.h"
+
+namespace ddprun {
+
+struct MonitoredRendezvous {
+  const RendezvousServer* server = nullptr;  // must outlive the routes
+  // Whether the jobs' store answers; empty: it is this process's memory, which always does.
+  std::function<Status()> check_store;
+  // Set when the process has begun to shut down; null: never. Must outlive the routes.
+  const std::atomic<bool>* stopping = nullptr;
+};
+
+inline constexpr std::chrono::milliseconds kHealthBound{1000};
+
+std::map<std::string, HttpHandler> MonitoringRoutes(const MonitoredRendezvous& rendezvous);
+
+}  // namespace ddprun
