@@ -9,7 +9,12 @@
 //      stops its workers); from the failure report written to every agent holding its
 //      assignment of the next round.
 //
-//   rendezvous_scale HOST:PORT N [CHANNELS]
+//   rendezvous_scale HOST:PORT N [CHANNELS [progress]]
+//
+// With `progress`, the job samples its ranks' progress (a hang timeout of 10 minutes, so none
+// is found) and, once the first round is ready, every agent heartbeats its 8 ranks' progress;
+// the generator then prints "progress sent" and waits for a line on stdin before the failure:
+// the moment to measure the daemon's /metrics page of a job of N nodes (bench/metrics_scrape.py).
 //
 // Prints "nodes N join_s J round_s R restart_s F rejoin_s Q" on success. Exits 1 on any failure:
 // a stream that breaks, an event of the wrong kind, a group rank not given exactly once in a
@@ -22,6 +27,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,7 +63,8 @@ struct Totals {
 class SimulatedAgent final
     : public grpc::ClientBidiReactor<ddprun::v1::AgentMessage, ddprun::v1::ServerEvent> {
  public:
-  SimulatedAgent(ddprun::v1::Rendezvous::Stub& stub, int index, int nodes, Totals& totals)
+  SimulatedAgent(ddprun::v1::Rendezvous::Stub& stub, int index, int nodes, bool progress,
+                 Totals& totals)
       : index_(index), totals_(totals) {
     auto* join = join_.mutable_join();
     join->set_job_id("scale-" + std::to_string(nodes));
@@ -66,6 +73,7 @@ class SimulatedAgent final
     join->mutable_settings()->set_max_restarts(1);  // the one failure is restarted
     join->mutable_settings()->set_join_timeout_ms(600'000);
     join->mutable_settings()->set_heartbeat_timeout_ms(600'000);  // no heartbeats needed here
+    if (progress) join->mutable_settings()->set_hang_timeout_ms(600'000);
     join->mutable_node()->set_node_id("sim-" + std::to_string(index));
     join->mutable_node()->set_host(Host());
     join->mutable_node()->set_nproc(8);
@@ -98,6 +106,28 @@ class SimulatedAgent final
     failure->set_time_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count());
+    Write(std::move(message));
+  }
+
+  // A heartbeat with the progress of this agent's 8 ranks in the round it holds, as an agent
+  // with hang detection on sends it.
+  void SendProgress() {
+    ddprun::v1::AgentMessage message;
+    auto* heartbeat = message.mutable_heartbeat();
+    {
+      std::lock_guard lock(totals_.mu);
+      heartbeat->set_round(round_);
+      for (int local = 0; local < 8; ++local) {
+        auto* rank = heartbeat->add_progress();
+        rank->set_global_rank(first_global_rank_ + local);
+        rank->set_local_rank(local);
+        rank->set_step(1000 + index_ % 7);
+        rank->set_collectives(3000);
+        rank->set_progressed(true);
+        rank->set_idle_ms(40);
+        rank->set_step_time_us(20'000);
+      }
+    }
     Write(std::move(message));
   }
 
@@ -245,6 +275,7 @@ int main(int argc, char** argv) {
   const std::string address = argv[1];
   const int nodes = std::atoi(argv[2]);
   const int channel_count = argc > 3 ? std::atoi(argv[3]) : 16;
+  const bool progress = argc > 4 && std::string(argv[4]) == "progress";
   if (nodes < 1 || channel_count < 1) {
     std::fprintf(stderr, "rendezvous_scale: N and CHANNELS must be positive\n");
     return 2;
@@ -261,7 +292,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<SimulatedAgent>> agents;
   for (int i = 0; i < nodes; ++i) {
     agents.push_back(std::make_unique<SimulatedAgent>(
-        *stubs[static_cast<size_t>(i % channel_count)], i, nodes, totals));
+        *stubs[static_cast<size_t>(i % channel_count)], i, nodes, progress, totals));
   }
 
   std::string failed_phase;
@@ -269,6 +300,13 @@ int main(int argc, char** argv) {
   if (!AwaitPhase(totals, [&] { return totals.rounds_ready[0] == nodes; })) {
     failed_phase = "the first round";
   } else {
+    if (progress) {
+      for (auto& agent : agents) agent->SendProgress();
+      std::printf("progress sent\n");
+      std::fflush(stdout);
+      std::string line;
+      std::getline(std::cin, line);  // the page is measured meanwhile
+    }
     failure_reported = Clock::now();
     agents[static_cast<size_t>(nodes / 2)]->ReportFailure();
     if (!AwaitPhase(totals, [&] { return totals.restarts == nodes; })) {

@@ -6,16 +6,22 @@ and the daemon's peak memory. torchrun cannot be run at this scale here; its pub
 are quoted in bench/RESULTS.md.
 
 Usage: /usr/bin/python3 bench/rendezvous_scale.py [RUNS] [--sizes=1024,4096]
-                                                  [--ddprund=LABEL=PATH ...]
+                                                  [--ddprund=LABEL=PATH ...] [--scrape]
 
 With several --ddprund (say a build before a change and one after), the runs are interleaved:
 for each size, run 1 of each daemon, then run 2 of each, and so on, so that a drift of the
 machine falls on all of them alike. Default: this tree's build, every size of SIZES.
+
+--scrape: each daemon is also run, interleaved, with --metrics-port and a scraper that GETs
+/metrics once a second for the whole run (Prometheus at a 1 s scrape_interval), as
+"LABEL+scrape": what serving the metrics costs the control plane.
 """
 import argparse
 import os
 import subprocess
 import sys
+import threading
+import urllib.request
 
 from common import ROOT, median, require
 
@@ -37,11 +43,26 @@ def peak_memory_mib(pid):
     return float("nan")
 
 
-def one_run(ddprund, nodes):
-    """A fresh daemon, N agents: ({figure: seconds}, daemon peak MiB)."""
-    daemon = subprocess.Popen([ddprund, "--port=0"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+def scrape_every_second(port, stop):
+    """GETs /metrics once a second until `stop` is set; the bench fails if a scrape does."""
+    while not stop.wait(1.0):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
+            answer.read()
+
+
+def one_run(ddprund, nodes, scrape=False):
+    """A fresh daemon, N agents: ({figure: seconds}, daemon peak MiB). With `scrape`, the
+    daemon serves its metrics and is scraped every second meanwhile."""
+    daemon = subprocess.Popen([ddprund, "--port=0"] + (["--metrics-port=0"] if scrape else []),
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stop = threading.Event()
+    scraper = None
     try:
+        if scrape:
+            metrics = daemon.stdout.readline()
+            port = int(metrics.rsplit(":", 1)[1].split("/")[0])
+            scraper = threading.Thread(target=scrape_every_second, args=(port, stop))
+            scraper.start()
         line = daemon.stdout.readline()
         if not line.startswith("ddprund listening on "):
             sys.exit(f"bench: ddprund did not start: {line!r}")
@@ -54,6 +75,9 @@ def one_run(ddprund, nodes):
         figures = {name: float(fields[fields.index(name) + 1]) for name in FIGURES}
         return figures, peak_memory_mib(daemon.pid)
     finally:
+        stop.set()
+        if scraper:
+            scraper.join()
         daemon.terminate()
         daemon.wait(timeout=30)
 
@@ -69,24 +93,29 @@ def main():
     parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES))
     parser.add_argument("--ddprund", action="append", default=[],
                         help="LABEL=PATH of a ddprund to measure; may be repeated")
+    parser.add_argument("--scrape", action="store_true",
+                        help="also run each daemon scraped every second, interleaved")
     args = parser.parse_args()
-    daemons = [tuple(d.split("=", 1)) for d in args.ddprund] or [("this build", DDPRUND)]
-    for label, path in daemons:
+    daemons = [tuple(d.split("=", 1)) + (False,) for d in args.ddprund] or [
+        ("this build", DDPRUND, False)]
+    if args.scrape:
+        daemons += [(label + "+scrape", path, True) for label, path, _ in daemons]
+    for label, path, _ in daemons:
         require(path, f"ddprund ({label})")
     require(GENERATOR, "the load generator (bench/rendezvous_scale.cc)")
     sizes = [int(n) for n in args.sizes.split(",")]
     for nodes in sizes:
-        samples = {label: [] for label, _ in daemons}
+        samples = {label: [] for label, _, _ in daemons}
         for _ in range(args.runs):
-            for label, path in daemons:
-                samples[label].append(one_run(path, nodes))
-        for label, _ in daemons:
+            for label, path, scrape in daemons:
+                samples[label].append(one_run(path, nodes, scrape))
+        for label, _, _ in daemons:
             runs = samples[label]
             memory = [m for _, m in runs]
             text = "   ".join(f"{name[:-2]} {spread([f[name] for f, _ in runs])}"
                                for name in FIGURES)
             target = f"   (target: {TARGETS[nodes]})" if nodes in TARGETS else ""
-            print(f"N={nodes:5d} {label:>10}  {text}   ddprund peak "
+            print(f"N={nodes:5d} {label:>17}  {text}   ddprund peak "
                   f"{spread(memory, 1.0, 'MiB')}  n={len(runs)}{target}", flush=True)
 
 

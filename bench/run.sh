@@ -24,7 +24,9 @@ echo "== restart latency (4 workers, rank 1 fails once)"
 echo "== multi-node restart latency (2 agents x 2 workers, rank 1 fails once)"
 /usr/bin/python3 bench/multinode_restart.py "${1:-10}"
 echo "== rendezvous at scale (N simulated agents against one ddprund)"
-/usr/bin/python3 bench/rendezvous_scale.py 3
+/usr/bin/python3 bench/rendezvous_scale.py 3 --scrape
+echo "== ddprund's metrics (a scrape of a job of N nodes: size and time to serve)"
+/usr/bin/python3 bench/metrics_scrape.py 3
 echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
 echo "== daemons on etcd (kill -9 of the daemon leading a job: the other runs it on)"

@@ -61,4 +61,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/ddprund.conf
   DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/ddprun)
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/environment.md
+  ${PROJECT_SOURCE_DIR}/docs/metrics.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Grafana dashboard of the daemons' metrics (docs/metrics.md).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/grafana/ddprun-dashboard.json
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/ddprun/grafana)

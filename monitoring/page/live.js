@@ -1,5 +1,5 @@
 // The live page of a ddprun rendezvous server: polls /api/jobs (the JSON `ddprun status --json`
-// prints) once a second, lists the jobs, and for the one chosen (#job=ID, or the first running
+// prints, with rank progress for the job shown only) once a second, lists the jobs, and for the one chosen (#job=ID, or the first running
 // one) plots each rank's step and pace over the last minutes, kept here from the polls. Every
 // value is written as text (textContent), never as markup: job ids and hosts come from clients.
 "use strict";
@@ -195,7 +195,7 @@ function showJob(job, now) {
 async function poll() {
   const updated = document.getElementById("updated");
   try {
-    const answer = await fetch("api/jobs", {cache: "no-store"});
+    const answer = await fetch(`api/jobs?job=${encodeURIComponent(chosen)}`, {cache: "no-store"});
     if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
     const jobs = (await answer.json()).jobs || [];
     const now = Date.now();

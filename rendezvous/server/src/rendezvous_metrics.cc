@@ -1,6 +1,7 @@
 // WriteRendezvousMetrics; see rendezvous_metrics.h.
 #include "rendezvous_metrics.h"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <string>
@@ -33,15 +34,71 @@ struct RankOfJob {
   const RankProgress* rank;
 };
 
-std::vector<RankOfJob> RanksOf(const std::vector<JobSnapshot>& jobs) {
+// A running job's ranks with progress.
+std::vector<const RankProgress*> ReportingRanks(const JobSnapshot& job) {
+  std::vector<const RankProgress*> ranks;
+  if (job.state != "running") return ranks;
+  for (const NodeSnapshot& node : job.nodes) {
+    for (const RankProgress& rank : node.progress) ranks.push_back(&rank);
+  }
+  return ranks;
+}
+
+// The ranks that get series of their own: every one of a job of at most kMaxRankSeriesPerJob,
+// and of a larger job only those hung or named stragglers (its aggregates say the rest).
+std::vector<RankOfJob> RanksWithSeries(const std::vector<JobSnapshot>& jobs) {
   std::vector<RankOfJob> ranks;
   for (const JobSnapshot& job : jobs) {
-    if (job.state != "running") continue;
-    for (const NodeSnapshot& node : job.nodes) {
-      for (const RankProgress& rank : node.progress) ranks.push_back({&job, &rank});
+    const std::vector<const RankProgress*> reporting = ReportingRanks(job);
+    const bool every_rank = reporting.size() <= kMaxRankSeriesPerJob;
+    for (const RankProgress* rank : reporting) {
+      if (every_rank || rank->hung || rank->straggler) ranks.push_back({&job, rank});
     }
   }
   return ranks;
+}
+
+// One family with a sample per running job that has ranks reporting.
+void PerReportingJob(MetricsPage& page, const std::vector<JobSnapshot>& jobs, const char* name,
+                     const char* help,
+                     const std::function<double(const std::vector<const RankProgress*>&)>& value) {
+  page.Family(name, MetricType::kGauge, help);
+  for (const JobSnapshot& job : jobs) {
+    const std::vector<const RankProgress*> ranks = ReportingRanks(job);
+    if (!ranks.empty()) page.Sample(JobLabel(job), value(ranks));
+  }
+}
+
+void WriteRankAggregates(const std::vector<JobSnapshot>& jobs, MetricsPage& page) {
+  using Ranks = std::vector<const RankProgress*>;
+  PerReportingJob(page, jobs, "ddprun_job_ranks_reporting",
+                  "Ranks of the running round whose progress the job samples",
+                  [](const Ranks& ranks) { return static_cast<double>(ranks.size()); });
+  PerReportingJob(page, jobs, "ddprun_job_ranks_hung", "Ranks the job's latest hang search names",
+                  [](const Ranks& ranks) {
+                    return static_cast<double>(std::count_if(
+                        ranks.begin(), ranks.end(), [](const auto* rank) { return rank->hung; }));
+                  });
+  PerReportingJob(page, jobs, "ddprun_job_step_min",
+                  "The step of the job's slowest rank (-1 before every rank has reported one)",
+                  [](const Ranks& ranks) {
+                    int64_t least = ranks.front()->step;
+                    for (const auto* rank : ranks) least = std::min(least, rank->step);
+                    return static_cast<double>(least);
+                  });
+  PerReportingJob(page, jobs, "ddprun_job_step_max", "The step of the job's fastest rank",
+                  [](const Ranks& ranks) {
+                    int64_t most = ranks.front()->step;
+                    for (const auto* rank : ranks) most = std::max(most, rank->step);
+                    return static_cast<double>(most);
+                  });
+  PerReportingJob(page, jobs, "ddprun_job_seconds_since_progress_max",
+                  "Seconds since the job's most idle rank last made progress",
+                  [](const Ranks& ranks) {
+                    std::chrono::milliseconds most{0};
+                    for (const auto* rank : ranks) most = std::max(most, rank->idle);
+                    return std::chrono::duration<double>(most).count();
+                  });
 }
 
 void PerRank(MetricsPage& page, const std::vector<RankOfJob>& ranks, const char* name,
@@ -127,7 +184,8 @@ void WriteJobs(const std::vector<JobSnapshot>& jobs, MetricsPage& page) {
 }
 
 void WriteRanks(const std::vector<JobSnapshot>& jobs, MetricsPage& page) {
-  const std::vector<RankOfJob> ranks = RanksOf(jobs);
+  WriteRankAggregates(jobs, page);
+  const std::vector<RankOfJob> ranks = RanksWithSeries(jobs);
   PerRank(page, ranks, "ddprun_rank_step", MetricType::kGauge,
           "The last training step the rank reported (ddprun.step, the runtime's trainer)",
           [](const RankProgress& rank) -> std::optional<double> {

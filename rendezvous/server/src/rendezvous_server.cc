@@ -23,10 +23,10 @@
 namespace ddprun {
 
 struct RendezvousServer::Impl {
+  std::unique_ptr<RpcCounts> calls;  // with count_calls; outlives the service, which counts
   std::unique_ptr<RendezvousService> service;
   std::vector<grpc::Service*> more_services;
   int max_receive_bytes = 0;
-  std::unique_ptr<RpcCounts> calls;  // with count_calls
   // Made into credentials only in BuildServer: creating any credentials starts gRPC (grpc_init
   // and its threads), which the on-first-connection mode defers.
   std::optional<grpc::SslServerCredentialsOptions> tls;
@@ -114,11 +114,11 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   }
   self->impl_ = std::make_unique<Impl>();
   Impl& impl = *self->impl_;
+  if (options.count_calls) impl.calls = std::make_unique<RpcCounts>();
   impl.service = std::make_unique<RendezvousService>(
       *self->store_, options.token, options.time ? *options.time : SteadyTimeSource::Real(),
-      options.leadership);
+      options.leadership, impl.calls.get());
   impl.more_services = options.more_services;
-  if (options.count_calls) impl.calls = std::make_unique<RpcCounts>();
   // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
   impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);
   self->host_ = options.bind_host;

@@ -101,11 +101,12 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
 };
 
 RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time,
-                                     JobLeadership* leadership)
+                                     JobLeadership* leadership, RpcCounts* calls)
     : store_(store),
       token_(std::move(token)),
       time_(time),
       leadership_(leadership),
+      calls_(calls),
       registry_(
           JobLimits{}, token_.empty() ? JobRegistry::CredentialMint{}
                                       : [] { return NewSecretToken("a job's store credential"); }) {
@@ -235,6 +236,10 @@ grpc::ServerUnaryReactor* RendezvousService::DescribeJobs(grpc::CallbackServerCo
     for (const JobSnapshot& job : jobs.value()) ToProto(job, *response->add_jobs());
   }
   return Finish(context, ToGrpcStatus(jobs.status()));
+}
+
+void RendezvousService::CountSessionEnd(const grpc::Status& status) {
+  if (calls_ != nullptr) calls_->Add("/ddprun.v1.Rendezvous/Session", status.error_code());
 }
 
 std::vector<JobSnapshot> RendezvousService::Jobs() const {

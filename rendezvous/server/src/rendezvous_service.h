@@ -25,6 +25,7 @@
 #include "ddprun/rendezvous/job_store.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "job_registry.h"
+#include "rpc_counts.h"
 
 namespace ddprun {
 
@@ -36,8 +37,9 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // outlive the service. With `leadership` (which must outlive it too), the service runs only the
   // jobs this server leads: a session's first join claims its job, and a job whose lead is lost
   // is dropped, its sessions ended, so that its agents go to the leader.
+  // With `calls` (which must outlive it), each Session is counted there when it ends.
   RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time,
-                    JobLeadership* leadership = nullptr);
+                    JobLeadership* leadership = nullptr, RpcCounts* calls = nullptr);
   ~RendezvousService() override;
 
   grpc::ServerUnaryReactor* Set(grpc::CallbackServerContext* context, const v1::SetRequest* request,
@@ -94,6 +96,8 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // Re-arms the round timer for the registry's next deadline.
   void ScheduleTick();
   void Register(const SessionKey& key, SessionReactor* session);
+  // A Session stream ends with `status`: counted, when calls are.
+  void CountSessionEnd(const grpc::Status& status);
   void Unregister(const SessionKey& key, SessionReactor* session);
 
   // OK, or UNAUTHENTICATED (logged) when the call lacks the server's token.
@@ -115,6 +119,7 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   const std::string token_;
   SteadyTimeSource& time_;
   JobLeadership* const leadership_;  // null: this server runs every job that joins
+  RpcCounts* const calls_;           // null: calls are not counted
   JobRegistry registry_;
   mutable Mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);

@@ -1,6 +1,8 @@
 // RpcCounts: the calls a rendezvous server has answered, by method and status code, counted by
-// a gRPC server interceptor when each call's status is sent (a stream's once, when it ends).
-// The server installs it only when its metrics are served: otherwise calls pay nothing for it.
+// a gRPC server interceptor when each call's status is sent (a stream's once, when it ends), but
+// for bidirectional streams (Session), which their service counts (an interceptor would run on
+// every message). The server installs it only when its metrics are served: otherwise calls pay
+// nothing for it.
 #pragma once
 
 #include <grpcpp/support/server_interceptor.h>

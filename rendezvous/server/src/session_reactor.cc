@@ -14,6 +14,7 @@ RendezvousService::SessionReactor::SessionReactor(RendezvousService& service,
                                                   std::optional<grpc::Status> refusal)
     : service_(service), context_(context) {
   if (refusal) {
+    service_.CountSessionEnd(*refusal);
     Finish(*refusal);
     finished_ = true;
     return;
@@ -46,6 +47,7 @@ void RendezvousService::SessionReactor::MaybeFinishLocked() {
   if (finished_ || writing_ || !ending_) return;
   finished_ = true;
   if (led_elsewhere_) context_->AddTrailingMetadata(kLedElsewhereMetadataKey, "1");
+  service_.CountSessionEnd(*ending_);
   Finish(*ending_);
 }
 

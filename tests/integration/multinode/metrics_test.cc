@@ -176,14 +176,18 @@ TEST_CASE("the live page plots the ranks of a running four-rank job and shows a 
                   "--rdzv_id=live", "--hang_timeout=2", "--hang_action=stacks", kCollectivesWorker,
                   "train", "400", "pause", "2", "10"});
   const auto deadline = std::chrono::steady_clock::now() + 60s;
-  HttpAnswer jobs = Scrape(daemon, "/api/jobs");
+  HttpAnswer jobs = Scrape(daemon, "/api/jobs?job=live");
   while (Count(jobs.body, "\"hung\": true") == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
-    jobs = Scrape(daemon, "/api/jobs");
+    jobs = Scrape(daemon, "/api/jobs?job=live");
   }
   INFO(jobs.body << agent->stderr_text());
   REQUIRE(Count(jobs.body, "\"hung\": true") == 1);
   CHECK(jobs.headers["content-type"] == "application/json");
+  // Without ?job= (or for another job), no rank's progress: a poll of many jobs stays small.
+  CHECK(Count(Scrape(daemon, "/api/jobs").body, "\"global_rank\"") == 0);
+  CHECK(Count(Scrape(daemon, "/api/jobs?job=other").body, "\"global_rank\"") == 0);
+  CHECK(Count(Scrape(daemon, "/api/jobs?job=l%69ve&x=1").body, "\"global_rank\"") == 4);
 
   ScratchDir profile;
   auto page = Chromium(daemon, "live", profile);

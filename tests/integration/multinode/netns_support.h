@@ -36,10 +36,13 @@ struct DaemonOnNetwork {
   std::unique_ptr<Daemon> daemon;
   std::string endpoint;
 
-  explicit DaemonOnNetwork(TestNetwork created) : network(std::move(created)) {
+  // `extra`: more of the daemon's flags.
+  explicit DaemonOnNetwork(TestNetwork created, const std::vector<std::string>& extra = {})
+      : network(std::move(created)) {
     WriteFile(token_file, "netns-token\n");
-    daemon = std::make_unique<Daemon>(
-        std::vector<std::string>{"--bind=0.0.0.0", "--token-file=" + token_file}, network.In(-1));
+    std::vector<std::string> flags = {"--bind=0.0.0.0", "--token-file=" + token_file};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    daemon = std::make_unique<Daemon>(flags, network.In(-1));
     endpoint = daemon->endpoint(TestNetwork::switch_address());
   }
 

@@ -55,6 +55,42 @@ TEST_CASE("a node whose link is cut is declared lost and the others go on withou
   // The cut-off agent is still trying to reach the server; the test ends it (and its worker).
 }
 
+TEST_CASE(
+    "one daemon's metrics, scraped in the switch's namespace, count the node of three whose link "
+    "is cut, and the time it took to find it lost") {
+  auto network = NetworkOrSkip(3);
+  if (!network) return;
+  DaemonOnNetwork job(std::move(*network), {"--metrics-port=0", "--metrics-bind=0.0.0.0"});
+  auto agents = job.StartAgents(3, "scraped", "2:3", {kTestWorker, "until-world", "2"});
+  for (auto& agent : agents) REQUIRE(AwaitLines(*agent, "ready world=3", 1));
+  REQUIRE(job.network.Cut(2));
+  CHECK(ExitCode(*agents[0]) == 0);
+  CHECK(ExitCode(*agents[1]) == 0);
+  // As Prometheus on the switch's network would: the token as a bearer token.
+  const std::string url = "http://" + TestNetwork::switch_address() + ":" +
+                          std::to_string(job.daemon->metrics_port()) + "/metrics";
+  std::vector<std::string> scrape = job.network.In(-1);
+  scrape.insert(scrape.end(),
+                {"python3", "-c",
+                 "import sys, urllib.request\n"
+                 "request = urllib.request.Request(sys.argv[1], headers={'Authorization': "
+                 "'Bearer netns-token'})\n"
+                 "print(urllib.request.urlopen(request, timeout=30).read().decode(), end='')",
+                 url});
+  auto page = Run(scrape, {}, 60s);
+  INFO(page.out << page.err);
+  REQUIRE(page.code() == 0);
+  CHECK(Count(page.out, "\nddprun_job_nodes_lost_total{job=\"scraped\"} 1\n") == 1);
+  CHECK(Count(page.out, "\nddprun_lost_node_detection_seconds_count{job=\"scraped\"} 1\n") == 1);
+  // Found lost after its heartbeat timeout, at most a heartbeat timeout more.
+  CHECK(std::regex_search(
+      page.out, std::regex(R"(\nddprun_lost_node_detection_seconds_bucket\{job="scraped",)"
+                           R"(le="0\.5"\} 0\n)")));
+  CHECK(Count(page.out, "\nddprun_job_rounds_total{job=\"scraped\"} 2\n") == 1);
+  CHECK(Count(page.out, "\nddprun_job_restarts_total{job=\"scraped\"} 0\n") == 1);
+  CHECK(Count(page.out, "\nddprun_jobs{state=\"complete\"} 1\n") == 1);
+}
+
 TEST_CASE("the agent on the endpoint's address hosts the rendezvous for three namespaces") {
   auto network = NetworkOrSkip(3);
   if (!network) return;

@@ -79,6 +79,32 @@ TEST_CASE("an ended job keeps its counts but not its ranks' samples, which would
   CHECK(page.find("ddprun_rank_seconds_since_progress{") == std::string::npos);
 }
 
+TEST_CASE(
+    "a job of more ranks than the bound gets series only for its hung ranks, and aggregates") {
+  JobSnapshot job = RunningJob();
+  RankProgress rank = job.nodes[0].progress[0];
+  job.nodes[0].progress.clear();
+  for (int i = 0; i < static_cast<int>(kMaxRankSeriesPerJob) + 1; ++i) {
+    rank.global_rank = i;
+    rank.step = 100 + i;
+    rank.hung = i == 7;
+    job.nodes[0].progress.push_back(rank);
+  }
+  const std::string page = Page({job});
+  size_t series = 0;
+  for (size_t at = page.find("\nddprun_rank_step{"); at != std::string::npos;
+       at = page.find("\nddprun_rank_step{", at + 1)) {
+    ++series;
+  }
+  CHECK(series == 1);
+  CHECK(page.find(R"(ddprun_rank_hung{job="train",node="10.0.0.2",rank="7",local_rank="1"} 1)") !=
+        std::string::npos);
+  CHECK(page.find("\nddprun_job_ranks_reporting{job=\"train\"} 1025\n") != std::string::npos);
+  CHECK(page.find("\nddprun_job_ranks_hung{job=\"train\"} 1\n") != std::string::npos);
+  CHECK(page.find("\nddprun_job_step_min{job=\"train\"} 100\n") != std::string::npos);
+  CHECK(page.find("\nddprun_job_step_max{job=\"train\"} 1124\n") != std::string::npos);
+}
+
 TEST_CASE("docs/metrics.md has a row for every family the page writes") {
   const std::string page = Page({RunningJob()});
   std::ifstream file(std::string(DDPRUN_SOURCE_DIR) + "/docs/metrics.md");
