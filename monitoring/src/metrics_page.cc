@@ -7,26 +7,14 @@
 namespace ddprun {
 namespace {
 
-// A label value's escapes, in both formats: backslash, double quote and line feed.
-void AppendLabelValue(std::string& out, std::string_view value) {
-  for (char c : value) {
+// Backslash and line feed escaped, and with `quotes` the double quote: a label value's escapes
+// (both formats); help text's are the first two.
+void AppendEscaped(std::string& out, std::string_view text, bool quotes) {
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
+    } else if (c == '"' && quotes) {
       out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-}
-
-// Help text's escapes: backslash and line feed.
-void AppendHelp(std::string& out, std::string_view help) {
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
     } else {
@@ -87,7 +75,7 @@ void MetricsPage::Family(std::string_view name, MetricType type, std::string_vie
     described += "_total";
   }
   text_ += "# HELP " + described + " ";
-  AppendHelp(text_, help);
+  AppendEscaped(text_, help, /*quotes=*/false);
   text_ += "\n# TYPE " + described + " ";
   text_ += TypeName(type);
   text_ += "\n";
@@ -125,7 +113,7 @@ void MetricsPage::WriteSample(std::string_view suffix, const MetricLabels& label
       if (!first) text_ += ',';
       first = false;
       text_ += label.first + "=\"";
-      AppendLabelValue(text_, label.second);
+      AppendEscaped(text_, label.second, /*quotes=*/true);
       text_ += '"';
     };
     for (const auto& label : labels) add(label);
