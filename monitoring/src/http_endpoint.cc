@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <optional>
 #include <thread>
 
@@ -84,6 +86,41 @@ HttpResponse PlainAnswer(int status, std::string body) {
   return HttpResponse{status, "text/plain; charset=utf-8", std::move(body)};
 }
 
+// What the endpoint answers `request` with: 401 without the token, 405 for other methods, 404
+// for other paths, else the route's handler's answer.
+HttpResponse Answer(const HttpEndpointOptions& options,
+                    const http::request<http::empty_body>& request) {
+  if (!options.token.empty()) {
+    const auto authorization = request[http::field::authorization];
+    const std::string presented =
+        PresentedToken(std::string_view(authorization.data(), authorization.size()));
+    if (presented.empty() || !SecretsEqual(presented, options.token)) {
+      return PlainAnswer(401,
+                         "401 Unauthorized: send the daemon's token as 'Authorization: Bearer "
+                         "<token>' (or as the password of Basic credentials, any user name)\n");
+    }
+  }
+  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+    return PlainAnswer(405, "405 Method Not Allowed: only GET and HEAD\n");
+  }
+  const std::string_view target(request.target().data(), request.target().size());
+  HttpRequest parsed;
+  parsed.method = std::string(request.method_string());
+  const size_t question = target.find('?');
+  parsed.path = std::string(target.substr(0, question));
+  if (question != std::string_view::npos) parsed.query = std::string(target.substr(question + 1));
+  const auto accept = request[http::field::accept];
+  parsed.accept = std::string(accept.data(), accept.size());
+  auto route = options.routes.find(parsed.path);
+  if (route == options.routes.end()) {
+    std::string known;
+    for (const auto& [path, handler] : options.routes) known += (known.empty() ? "" : ", ") + path;
+    return PlainAnswer(404,
+                       "404 Not Found: " + parsed.path + "; this endpoint serves " + known + "\n");
+  }
+  return route->second(parsed);
+}
+
 // The endpoint's state, all of it used on its io thread but `options`, set before it starts.
 struct EndpointCore {
   HttpEndpointOptions options;
@@ -93,7 +130,6 @@ struct EndpointCore {
   std::thread thread;
 
   void Accept();
-  HttpResponse Answer(const http::request<http::empty_body>& request) const;
 };
 
 // One client connection: reads requests one after another (keep-alive) and writes each answer.
@@ -118,7 +154,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   void Respond() {
     const auto& request = parser_->get();
-    const HttpResponse answer = endpoint_.Answer(request);
+    const HttpResponse answer = Answer(endpoint_.options, request);
     response_ = {};
     response_.version(request.version());
     response_.result(static_cast<unsigned>(answer.status));
@@ -166,39 +202,45 @@ void EndpointCore::Accept() {
   });
 }
 
-HttpResponse EndpointCore::Answer(const http::request<http::empty_body>& request) const {
-  if (!options.token.empty()) {
-    const auto authorization = request[http::field::authorization];
-    const std::string presented =
-        PresentedToken(std::string_view(authorization.data(), authorization.size()));
-    if (presented.empty() || !SecretsEqual(presented, options.token)) {
-      return PlainAnswer(401,
-                         "401 Unauthorized: send the daemon's token as 'Authorization: Bearer "
-                         "<token>' (or as the password of Basic credentials, any user name)\n");
-    }
+}  // namespace
+
+HttpResponse AnswerRawRequest(const HttpEndpointOptions& options, std::string_view bytes) {
+  http::request_parser<http::empty_body> parser;
+  parser.header_limit(kMaxHeadBytes);
+  parser.eager(true);
+  beast::error_code error;
+  const size_t used = parser.put(boost::asio::buffer(bytes.data(), bytes.size()), error);
+  if (error || used > bytes.size() || !parser.is_done()) {
+    return PlainAnswer(400, "400 Bad Request\n");
   }
-  if (request.method() != http::verb::get && request.method() != http::verb::head) {
-    return PlainAnswer(405, "405 Method Not Allowed: only GET and HEAD\n");
-  }
-  const std::string_view target(request.target().data(), request.target().size());
-  HttpRequest parsed;
-  parsed.method = std::string(request.method_string());
-  const size_t question = target.find('?');
-  parsed.path = std::string(target.substr(0, question));
-  if (question != std::string_view::npos) parsed.query = std::string(target.substr(question + 1));
-  const auto accept = request[http::field::accept];
-  parsed.accept = std::string(accept.data(), accept.size());
-  auto route = options.routes.find(parsed.path);
-  if (route == options.routes.end()) {
-    std::string known;
-    for (const auto& [path, handler] : options.routes) known += (known.empty() ? "" : ", ") + path;
-    return PlainAnswer(404,
-                       "404 Not Found: " + parsed.path + "; this endpoint serves " + known + "\n");
-  }
-  return route->second(parsed);
+  return Answer(options, parser.get());
 }
 
-}  // namespace
+std::string QueryParameter(std::string_view query, std::string_view name) {
+  size_t at = 0;
+  while (at <= query.size()) {
+    const size_t end = std::min(query.find('&', at), query.size());
+    const std::string_view pair = query.substr(at, end - at);
+    if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
+        pair[name.size()] == '=') {
+      std::string value;
+      const auto hex = [&](size_t j) {
+        return std::isxdigit(static_cast<unsigned char>(pair[j])) != 0;
+      };
+      for (size_t i = name.size() + 1; i < pair.size(); ++i) {
+        if (pair[i] == '%' && i + 2 < pair.size() && hex(i + 1) && hex(i + 2)) {
+          value += static_cast<char>(std::stoi(std::string(pair.substr(i + 1, 2)), nullptr, 16));
+          i += 2;
+        } else {
+          value += pair[i] == '+' ? ' ' : pair[i];
+        }
+      }
+      return value;
+    }
+    at = end + 1;
+  }
+  return "";
+}
 
 struct HttpEndpoint::Impl {
   EndpointCore core;

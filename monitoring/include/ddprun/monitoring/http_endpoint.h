@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ddprun/base/status.h"
 
@@ -45,6 +46,15 @@ struct HttpEndpointOptions {
   std::string token;                          // empty: no Authorization needed
   std::map<std::string, HttpHandler> routes;  // by exact path; others are 404
 };
+
+// The answer to `bytes`, one whole request as a client would send it: 400 when it is not one
+// (malformed, a body, a head over 16 KiB), else what the endpoint answers. For the fuzz target
+// of the endpoint's own parsing (the Authorization header, the target).
+HttpResponse AnswerRawRequest(const HttpEndpointOptions& options, std::string_view bytes);
+
+// The value of `name` in a query string ("job=a%2Fb&x=1" -> "a/b" for "job"), percent- and
+// '+'-decoded; empty when absent.
+std::string QueryParameter(std::string_view query, std::string_view name);
 
 class HttpEndpoint {
  public:
