@@ -27,50 +27,57 @@ void PerJobHistogram(MetricsPage& page, const std::vector<JobSnapshot>& jobs, co
   for (const JobSnapshot& job : jobs) page.Histogram(JobLabel(job), job.counters.*histogram);
 }
 
-// The ranks whose progress the snapshot has: the running round's, on running jobs that sample it
-// (an ended job's last sample would age, and look like a stall, until the job is forgotten).
 struct RankOfJob {
   const JobSnapshot* job;
   const RankProgress* rank;
 };
 
-// A running job's ranks with progress.
-std::vector<const RankProgress*> ReportingRanks(const JobSnapshot& job) {
-  std::vector<const RankProgress*> ranks;
-  if (job.state != "running") return ranks;
-  for (const NodeSnapshot& node : job.nodes) {
-    for (const RankProgress& rank : node.progress) ranks.push_back(&rank);
+using Ranks = std::vector<const RankProgress*>;
+
+// A running job whose ranks report progress, with them. An ended job's are left out: its last
+// sample would age, and look like a stall, until the job is forgotten.
+struct ReportingJob {
+  const JobSnapshot* job;
+  Ranks ranks;
+};
+
+// Every running job with ranks reporting, each collected once for all the rank families.
+std::vector<ReportingJob> ReportingJobs(const std::vector<JobSnapshot>& jobs) {
+  std::vector<ReportingJob> reporting;
+  for (const JobSnapshot& job : jobs) {
+    if (job.state != "running") continue;
+    Ranks ranks;
+    for (const NodeSnapshot& node : job.nodes) {
+      for (const RankProgress& rank : node.progress) ranks.push_back(&rank);
+    }
+    if (!ranks.empty()) reporting.push_back({&job, std::move(ranks)});
   }
-  return ranks;
+  return reporting;
 }
 
 // The ranks that get series of their own: every one of a job of at most kMaxRankSeriesPerJob,
 // and of a larger job only those hung or named stragglers (its aggregates say the rest).
-std::vector<RankOfJob> RanksWithSeries(const std::vector<JobSnapshot>& jobs) {
+std::vector<RankOfJob> RanksWithSeries(const std::vector<ReportingJob>& jobs) {
   std::vector<RankOfJob> ranks;
-  for (const JobSnapshot& job : jobs) {
-    const std::vector<const RankProgress*> reporting = ReportingRanks(job);
-    const bool every_rank = reporting.size() <= kMaxRankSeriesPerJob;
-    for (const RankProgress* rank : reporting) {
-      if (every_rank || rank->hung || rank->straggler) ranks.push_back({&job, rank});
+  for (const ReportingJob& reporting : jobs) {
+    const bool every_rank = reporting.ranks.size() <= kMaxRankSeriesPerJob;
+    for (const RankProgress* rank : reporting.ranks) {
+      if (every_rank || rank->hung || rank->straggler) ranks.push_back({reporting.job, rank});
     }
   }
   return ranks;
 }
 
 // One family with a sample per running job that has ranks reporting.
-void PerReportingJob(MetricsPage& page, const std::vector<JobSnapshot>& jobs, const char* name,
-                     const char* help,
-                     const std::function<double(const std::vector<const RankProgress*>&)>& value) {
+void PerReportingJob(MetricsPage& page, const std::vector<ReportingJob>& jobs, const char* name,
+                     const char* help, const std::function<double(const Ranks&)>& value) {
   page.Family(name, MetricType::kGauge, help);
-  for (const JobSnapshot& job : jobs) {
-    const std::vector<const RankProgress*> ranks = ReportingRanks(job);
-    if (!ranks.empty()) page.Sample(JobLabel(job), value(ranks));
+  for (const ReportingJob& reporting : jobs) {
+    page.Sample(JobLabel(*reporting.job), value(reporting.ranks));
   }
 }
 
-void WriteRankAggregates(const std::vector<JobSnapshot>& jobs, MetricsPage& page) {
-  using Ranks = std::vector<const RankProgress*>;
+void WriteRankAggregates(const std::vector<ReportingJob>& jobs, MetricsPage& page) {
   PerReportingJob(page, jobs, "ddprun_job_ranks_reporting",
                   "Ranks of the running round whose progress the job samples",
                   [](const Ranks& ranks) { return static_cast<double>(ranks.size()); });
@@ -184,8 +191,9 @@ void WriteJobs(const std::vector<JobSnapshot>& jobs, MetricsPage& page) {
 }
 
 void WriteRanks(const std::vector<JobSnapshot>& jobs, MetricsPage& page) {
-  WriteRankAggregates(jobs, page);
-  const std::vector<RankOfJob> ranks = RanksWithSeries(jobs);
+  const std::vector<ReportingJob> reporting = ReportingJobs(jobs);
+  WriteRankAggregates(reporting, page);
+  const std::vector<RankOfJob> ranks = RanksWithSeries(reporting);
   PerRank(page, ranks, "ddprun_rank_step", MetricType::kGauge,
           "The last training step the rank reported (ddprun.step, the runtime's trainer)",
           [](const RankProgress& rank) -> std::optional<double> {
