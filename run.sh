@@ -25,7 +25,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config ccache
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-          libboost-dev libspdlog-dev catch2 libcli11-dev libopenblas-dev zlib1g-dev
+          libboost-dev libspdlog-dev catch2 libopenblas-dev zlib1g-dev
           iproute2 openssl)
 # clang 16 and its runtimes, with libFuzzer, for the fuzz targets.
 FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)

@@ -19,12 +19,6 @@ target_compile_definitions(ddprun_spdlog PUBLIC SPDLOG_COMPILED_LIB SPDLOG_FMT_E
 target_link_libraries(ddprun_spdlog PUBLIC Threads::Threads PRIVATE ddprun_compile_options)
 set_target_properties(ddprun_spdlog PROPERTIES POSITION_INDEPENDENT_CODE ON)
 find_package(ZLIB REQUIRED)  # the checkpoints' CRC-32
-find_package(CLI11 CONFIG QUIET)
-if(NOT CLI11_FOUND)
-  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
-  add_library(CLI11::CLI11 INTERFACE IMPORTED)
-  set_target_properties(CLI11::CLI11 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CLI11_INCLUDE_DIR}")
-endif()
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
   find_package(Catch2 2 CONFIG REQUIRED)

@@ -1,7 +1,6 @@
-// DefineFlags, the spellings and variables of a flag; see flag_spec.h.
+// The spellings and variables of a flag; see flag_spec.h.
 #include "ddprun/base/flag_spec.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 
@@ -24,12 +23,6 @@ void Append(std::vector<std::string>& names, std::string_view name) {
   if (std::string twin = TwinOf(name); !twin.empty()) names.push_back(std::move(twin));
 }
 
-std::string Joined(const std::vector<std::string>& names) {
-  std::string joined;
-  for (const std::string& name : names) joined += (joined.empty() ? "" : ",") + name;
-  return joined;
-}
-
 }  // namespace
 
 std::string PetVariable(std::string_view name) {
@@ -40,36 +33,21 @@ std::string PetVariable(std::string_view name) {
   return variable;
 }
 
+std::string VariableOf(const FlagSpec& flag) {
+  if (!flag.pet) return "";
+  return flag.variable.empty() ? PetVariable(flag.name) : std::string(flag.variable);
+}
+
 std::vector<std::string> Spellings(const FlagSpec& flag) {
   std::vector<std::string> names;
   for (std::string_view alias : flag.aliases) {
-    if (alias.size() == 2) Append(names, alias);  // "-r": CLI11 lists the short name first
+    if (alias.size() == 2) Append(names, alias);  // "-r": listed first, as in --help
   }
   Append(names, flag.name);
   for (std::string_view alias : flag.aliases) {
     if (alias.size() != 2) Append(names, alias);
   }
   return names;
-}
-
-void DefineFlags(CLI::App& app, const std::vector<FlagSpec>& flags) {
-  for (const FlagSpec& flag : flags) {
-    const std::string names = Joined(Spellings(flag));
-    const std::string help(flag.help);
-    CLI::Option* option = std::visit(
-        [&](auto* target) -> CLI::Option* {
-          if constexpr (std::is_same_v<decltype(target), bool*>) {
-            return app.add_flag(names, *target, help);
-          } else {
-            return app.add_option(names, *target, help);
-          }
-        },
-        flag.target);
-    if (flag.pet) option->envname(PetVariable(flag.name));
-    if (!flag.choices.empty()) option->check(CLI::IsMember(flag.choices));
-    if (flag.show_default) option->capture_default_str();
-    if (flag.help.empty()) option->group("");
-  }
 }
 
 }  // namespace ddprun

@@ -1,11 +1,10 @@
 // The load generator's flags and their parsing; see load_options.h.
 #include "load_options.h"
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <vector>
 
-#include "ddprun/base/flag_spec.h"
+#include "ddprun/base/flag_parser.h"
 #include "ddprun/base/security_files.h"
 
 namespace ddprun::daemon_load {
@@ -48,20 +47,21 @@ std::vector<FlagSpec> LoadFlags(Options& o, std::string& token_file) {
 LoadCommandLine ParseLoadCommandLine(int argc, char** argv) {
   LoadCommandLine parsed;
   std::string token_file;
-  CLI::App app(
-      "daemon_load --target=HOST:PORT [OPTIONS]\n\nThe load generator of "
-      "bench/daemon_load.py: good, bad and vanishing clients of one rendezvous daemon.",
-      "daemon_load");
-  DefineFlags(app, LoadFlags(parsed.options, token_file));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    parsed.exit_code = 0;
-    return parsed;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "daemon_load: %s (see daemon_load --help)\n", e.what());
+  const FlagParser parser(CommandSpec{
+      .synopsis = "daemon_load --target=HOST:PORT [OPTIONS]",
+      .description = "The load generator of bench/daemon_load.py: good, bad and vanishing "
+                     "clients of one rendezvous daemon.",
+      .flags = LoadFlags(parsed.options, token_file)});
+  auto line = parser.Parse(std::vector<std::string>(argv + 1, argv + argc));
+  if (!line.ok()) {
+    std::fprintf(stderr, "daemon_load: %s (see daemon_load --help)\n",
+                 line.status().message().c_str());
     parsed.exit_code = 2;
+    return parsed;
+  }
+  if (line->help) {
+    std::printf("%s", parser.Help().c_str());
+    parsed.exit_code = 0;
     return parsed;
   }
   if (!token_file.empty()) {

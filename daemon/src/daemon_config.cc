@@ -1,11 +1,11 @@
 // ddprund's flags and ParseDaemonCommandLine; see daemon_config.h.
 #include "daemon_config.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 
 #include "daemon_config_file.h"
+#include "ddprun/base/flag_parser.h"
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/security_files.h"
 #include "ddprun/base/status_macros.h"
@@ -172,10 +172,6 @@ std::string DaemonConfigFileKeyOf(std::string_view flag_name) {
 }
 
 ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& args) {
-  CLI::App app(
-      "ddprund [OPTIONS]\n\nThe ddprun rendezvous daemon: serves the rendezvous and "
-      "key-value store of many jobs.\nRuns until SIGTERM or SIGINT.",
-      "ddprund");
   DaemonFlagValues values;
   DaemonConfig& config = values.config;
   std::string& token_file = values.token_file;
@@ -205,15 +201,14 @@ ParsedDaemonCommandLine ParseDaemonCommandLine(const std::vector<std::string>& a
     values.etcd_tls.cert_file = file->etcd_tls_cert.value_or(values.etcd_tls.cert_file);
     values.etcd_tls.key_file = file->etcd_tls_key.value_or(values.etcd_tls.key_file);
   }
-  DefineFlags(app, DaemonFlags(values));
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    return DaemonHelp{app.help()};
-  } catch (const CLI::ParseError& e) {
-    return DaemonUsageError{std::string(e.what()) + " (see ddprund --help)"};
-  }
+  const FlagParser parser(CommandSpec{
+      .synopsis = "ddprund [OPTIONS]",
+      .description = "The ddprun rendezvous daemon: serves the rendezvous and key-value store of "
+                     "many jobs.\nRuns until SIGTERM or SIGINT.",
+      .flags = DaemonFlags(values)});
+  auto parsed = parser.Parse(args);
+  if (!parsed.ok()) return DaemonUsageError{parsed.status().message() + " (see ddprund --help)"};
+  if (parsed->help) return DaemonHelp{parser.Help()};
   if (values.version) return DaemonHelp{std::string("ddprund ") + DDPRUN_VERSION + "\n"};
   if (config.port < 0 || config.port > 65535) {
     return DaemonUsageError{"--port must be from 0 to 65535, not " + std::to_string(config.port)};

@@ -1,6 +1,5 @@
 // Every flag of ddprun, with torchrun's spellings and its PET_ variable; see raw_options.h.
-#include <CLI/CLI.hpp>
-#include <algorithm>
+#include <iterator>
 
 #include "ddprun/base/flag_spec.h"
 #include "python_preload_options.h"
@@ -161,26 +160,6 @@ std::vector<FlagSpec> FlagTable(RawOptions& raw) {
   Append(flags, HangFlags(raw.hang));
   flags.push_back(PythonPreloadFlag(raw.python_preload));
   return flags;
-}
-
-void DefineOptions(CLI::App& app, RawOptions& raw) { DefineFlags(app, FlagTable(raw)); }
-
-std::vector<std::string> WithoutOptions(CLI::App& app, const std::vector<std::string>& args,
-                                        const std::vector<std::string>& names) {
-  std::vector<const CLI::Option*> removed;
-  for (const std::string& name : names) removed.push_back(app.get_option_no_throw(name));
-  std::vector<std::string> kept;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const size_t equals = arg.find('=');
-    const CLI::Option* option = app.get_option_no_throw(arg.substr(0, equals));
-    if (option == nullptr || std::find(removed.begin(), removed.end(), option) == removed.end()) {
-      kept.push_back(arg);
-      continue;
-    }
-    if (equals == std::string::npos && option->get_expected_min() > 0) ++i;  // its value
-  }
-  return kept;
 }
 
 }  // namespace ddprun

@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -33,21 +32,34 @@ struct JobCommand {
   std::string daemon;  // "host:port"
 };
 
-// Defines the common options; `job_required`: JOB must be given.
-void DefineJobOptions(CLI::App& app, JobCommand& command, bool job_required) {
-  auto* job = app.add_option("JOB", command.job_id, "The job's id (its --rdzv_id)");
-  if (job_required) job->required();
-  app.add_option("--host", command.host,
-                 "A daemon of the job, HOST[:PORT] (port 29400), that tells its hosts")
-      ->envname("DDPRUN_HOST")
-      ->capture_default_str();
-  DefineFlags(app,
-              SecurityFlags(command.token_file, command.tls_cert, command.tls_key, command.tls_ca));
+// The command's line: JOB (`job_required`: it must be given), the daemon to ask and how to
+// reach it, and `more` flags of its own.
+CommandSpec JobCommandSpec(std::string_view synopsis, std::string_view description,
+                           JobCommand& command, bool job_required,
+                           std::vector<FlagSpec> more = {}) {
+  CommandSpec spec{.synopsis = synopsis, .description = description, .flags = std::move(more)};
+  spec.positionals = {{.name = "JOB",
+                       .help = "The job's id (its --rdzv_id)",
+                       .target = &command.job_id,
+                       .required = job_required}};
+  spec.flags.push_back(
+      {.name = "--host",
+       .variable = "DDPRUN_HOST",
+       .help = "A daemon of the job, HOST[:PORT] (port 29400), that tells its hosts",
+       .target = &command.host,
+       .show_default = true});
+  for (FlagSpec& flag :
+       SecurityFlags(command.token_file, command.tls_cert, command.tls_key, command.tls_ca)) {
+    spec.flags.push_back(std::move(flag));
+  }
+  return spec;
 }
 
 // Parses `args`; returns kGoOn to go on, else the exit status (help: 0; usage errors: 2).
-int Parse(CLI::App& app, JobCommand& command, const std::vector<std::string>& args) {
-  if (int status = ParseSubcommand(app, command.name, args); status != kGoOn) return status;
+int Parse(CommandSpec spec, JobCommand& command, const std::vector<std::string>& args) {
+  if (int status = ParseSubcommand(std::move(spec), command.name, args); status != kGoOn) {
+    return status;
+  }
   auto endpoint = ParseEndpoint(command.host, kDefaultRendezvousPort);
   auto security =
       LoadClientSecurity(command.token_file, command.tls_cert, command.tls_key, command.tls_ca);
@@ -135,15 +147,14 @@ class RankFilter {
 }  // namespace
 
 int AttachMain(const std::vector<std::string>& args) {
-  CLI::App app(
-      "ddprun attach JOB [--host=HOST[:PORT]]\n\nFollow a job submitted with --hosts: the "
-      "output its hosts keep, then what comes, and its exit status.\nCtrl-C detaches; the job "
-      "goes on (ddprun cancel JOB stops it).",
-      "ddprun attach");
   BlockStopSignals();  // before gRPC starts its threads
   JobCommand command("attach");
-  DefineJobOptions(app, command, true);
-  if (int status = Parse(app, command, args); status != kGoOn) return status;
+  CommandSpec spec = JobCommandSpec(
+      "ddprun attach JOB [--host=HOST[:PORT]]",
+      "Follow a job submitted with --hosts: the output its hosts keep, then what comes, and its "
+      "exit status.\nCtrl-C detaches; the job goes on (ddprun cancel JOB stops it).",
+      command, true);
+  if (int status = Parse(std::move(spec), command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
@@ -161,19 +172,26 @@ int AttachMain(const std::vector<std::string>& args) {
 }
 
 int LogsMain(const std::vector<std::string>& args) {
-  CLI::App app(
-      "ddprun logs JOB [--rank=R] [--follow] [--host=HOST[:PORT]]\n\nThe recent output of a job "
-      "submitted with --hosts, as its hosts keep it (the full logs are in --log_dir there).",
-      "ddprun logs");
   BlockStopSignals();
   JobCommand command("logs");
-  DefineJobOptions(app, command, true);
   int rank = -1;
   bool follow = false;
-  app.add_option("--rank", rank, "Only the lines of this global rank")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("-f,--follow", follow, "Go on showing output as it comes, until the job ends");
-  if (int status = Parse(app, command, args); status != kGoOn) return status;
+  CommandSpec spec = JobCommandSpec(
+      "ddprun logs JOB [--rank=R] [--follow] [--host=HOST[:PORT]]",
+      "The recent output of a job submitted with --hosts, as its hosts keep it (the full logs are "
+      "in --log_dir there).",
+      command, true,
+      {{.name = "--rank",
+        .pet = false,
+        .help = "Only the lines of this global rank",
+        .target = &rank,
+        .minimum = 0},
+       {.name = "--follow",
+        .aliases = {"-f"},
+        .pet = false,
+        .help = "Go on showing output as it comes, until the job ends",
+        .target = &follow}});
+  if (int status = Parse(std::move(spec), command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
   RemoteConsole console(STDOUT_FILENO, STDERR_FILENO);
@@ -201,13 +219,13 @@ int LogsMain(const std::vector<std::string>& args) {
 }
 
 int CancelMain(const std::vector<std::string>& args) {
-  CLI::App app(
-      "ddprun cancel JOB [--host=HOST[:PORT]]\n\nStop a job submitted with --hosts on every "
-      "host (each agent's bounded group stop); returns once they have ended.",
-      "ddprun cancel");
   JobCommand command("cancel");
-  DefineJobOptions(app, command, true);
-  if (int status = Parse(app, command, args); status != kGoOn) return status;
+  CommandSpec spec = JobCommandSpec(
+      "ddprun cancel JOB [--host=HOST[:PORT]]",
+      "Stop a job submitted with --hosts on every host (each agent's bounded group stop); "
+      "returns once they have ended.",
+      command, true);
+  if (int status = Parse(std::move(spec), command, args); status != kGoOn) return status;
   auto job = FindJob(command);
   if (!job) return 1;
   const std::vector<HostEnd> ends =
@@ -226,14 +244,14 @@ int CancelMain(const std::vector<std::string>& args) {
 }
 
 int HostStatusMain(const std::vector<std::string>& args) {
-  CLI::App app(
-      "ddprun status [JOB] [--host=HOST[:PORT]]\n\nThe jobs a host's daemon runs for "
-      "submitters (--hosts); with JOB, each of its hosts and its rendezvous rounds.\n"
-      "ddprun status --rdzv_endpoint=HOST[:PORT] shows a rendezvous server's jobs instead.",
-      "ddprun status");
   JobCommand command("status");
-  DefineJobOptions(app, command, false);
-  if (int status = Parse(app, command, args); status != kGoOn) return status;
+  CommandSpec spec = JobCommandSpec(
+      "ddprun status [JOB] [--host=HOST[:PORT]]",
+      "The jobs a host's daemon runs for submitters (--hosts); with JOB, each of its hosts and "
+      "its rendezvous rounds.\nddprun status --rdzv_endpoint=HOST[:PORT] shows a rendezvous "
+      "server's jobs instead.",
+      command, false);
+  if (int status = Parse(std::move(spec), command, args); status != kGoOn) return status;
   JobClient daemon(command.daemon, command.security);
   auto jobs = daemon.List(command.job_id, kAskTimeout);
   if (!jobs.ok()) {

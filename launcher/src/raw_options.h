@@ -1,6 +1,6 @@
-// RawOptions: ddprun's flags as CLI11 fills them in (flag_table.cc: every flag, its spellings and
-// its PET_ variable), before Resolve (option_resolution.cc) checks them and makes a LaunchConfig.
-// Private to the launcher's command line.
+// RawOptions: ddprun's flags as its FlagParser fills them in (flag_table.cc: every flag, its
+// spellings and its PET_ variable), before Resolve (option_resolution.cc) checks them and makes a
+// LaunchConfig. Private to the launcher's command line.
 #pragma once
 
 #include <string>
@@ -12,13 +12,9 @@
 #include "hang_options.h"
 #include "torchrun_compat_options.h"
 
-namespace CLI {
-class App;
-}
-
 namespace ddprun {
 
-// What CLI11 fills in; turned into a LaunchConfig by Resolve().
+// What the command line fills in; turned into a LaunchConfig by Resolve().
 struct RawOptions {
   std::string tty = "auto";
   std::string stdin_to = "0";
@@ -64,13 +60,6 @@ struct RawOptions {
 
 // Every flag of ddprun, each filling its field of `raw` (flag_spec.h).
 std::vector<FlagSpec> FlagTable(RawOptions& raw);
-
-// Defines every flag of the table on `app`.
-void DefineOptions(CLI::App& app, RawOptions& raw);
-
-// `args` without the options named in `names` (any of their spellings) and their values.
-std::vector<std::string> WithoutOptions(CLI::App& app, const std::vector<std::string>& args,
-                                        const std::vector<std::string>& names);
 
 // The flags checked and resolved into what one node runs. `resolve_program`: look for the
 // program here (false for a submitted job: it runs elsewhere).

@@ -1,7 +1,6 @@
 // ApplySlurmStep; see slurm_flags.h.
 #include "slurm_flags.h"
 
-#include <CLI/CLI.hpp>
 #include <map>
 
 #include "ddprun/base/environment_map.h"
@@ -14,7 +13,7 @@ namespace ddprun {
 // --nnodes or --node_rank that contradicts the step is refused. With --standalone only
 // --nproc_per_node is taken: the user asked for one node. Returns the step, its flags those
 // taken; nullopt outside one.
-Result<std::optional<SlurmStep>> ApplySlurmStep(CLI::App& app, RawOptions& raw) {
+Result<std::optional<SlurmStep>> ApplySlurmStep(const ParsedFlags& parsed, RawOptions& raw) {
   ASSIGN_OR_RETURN(auto step, ReadSlurmStep(CurrentEnvironment(), CountGpus()));
   if (!step) return step;
   const std::map<std::string, std::string*> strings = {{"--nnodes", &raw.nnodes},
@@ -24,7 +23,7 @@ Result<std::optional<SlurmStep>> ApplySlurmStep(CLI::App& app, RawOptions& raw) 
   std::vector<DerivedFlag> taken;
   for (const DerivedFlag& derived : step->flags) {
     if (raw.standalone && derived.flag != "--nproc_per_node") continue;
-    if (app.count(derived.flag) > 0) {
+    if (parsed.Given(derived.flag)) {
       const bool contradicts =
           (derived.flag == "--nnodes" && raw.nnodes.find(':') == std::string::npos &&
            raw.nnodes != derived.value) ||

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "ddprun/base/flag_parser.h"
 #include "ddprun/base/status.h"
 #include "raw_options.h"
 #include "slurm_step.h"
@@ -13,6 +14,6 @@ namespace ddprun {
 // --nnodes or --node_rank that contradicts the step is refused. With --standalone only
 // --nproc_per_node is taken: the user asked for one node. Returns the step, its flags those
 // taken; nullopt outside one.
-Result<std::optional<SlurmStep>> ApplySlurmStep(CLI::App& app, RawOptions& raw);
+Result<std::optional<SlurmStep>> ApplySlurmStep(const ParsedFlags& parsed, RawOptions& raw);
 
 }  // namespace ddprun

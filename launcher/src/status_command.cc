@@ -1,7 +1,6 @@
 // StatusMain and the formats of `ddprun status`; see status_command.h.
 #include "status_command.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -93,24 +92,39 @@ std::string FormatJobsTable(const std::vector<JobSnapshot>& jobs) {
 }
 
 int StatusMain(const std::vector<std::string>& args) {
-  CLI::App app(
-      "ddprun status --rdzv_endpoint=HOST[:PORT] [--rdzv_id=JOB] [--json]\n\nShow the jobs of "
-      "a rendezvous server (ddprund, or a ddprun agent hosting one).",
-      "ddprun status");
   std::string endpoint_text;
   std::string job_id;
   bool json = false;
   double timeout_seconds = 5;
   std::string token_file, tls_cert, tls_key, tls_ca;
-  app.add_option("--rdzv_endpoint,--rdzv-endpoint", endpoint_text, "The rendezvous server")
-      ->required()
-      ->envname("PET_RDZV_ENDPOINT");
-  app.add_option("--rdzv_id,--rdzv-id,--run_id,--run-id", job_id, "Show only this job");
-  app.add_flag("--json", json, "Print JSON instead of a table");
-  app.add_option("--timeout", timeout_seconds, "Seconds to wait for the server")
-      ->capture_default_str();
-  DefineFlags(app, SecurityFlags(token_file, tls_cert, tls_key, tls_ca));
-  if (int status = ParseSubcommand(app, "status", args); status != kGoOn) return status;
+  std::vector<FlagSpec> flags = {
+      {.name = "--rdzv_endpoint",
+       .help = "The rendezvous server",
+       .target = &endpoint_text,
+       .required = true},
+      {.name = "--rdzv_id",
+       .aliases = {"--run_id"},
+       .pet = false,
+       .help = "Show only this job",
+       .target = &job_id},
+      {.name = "--json", .pet = false, .help = "Print JSON instead of a table", .target = &json},
+      {.name = "--timeout",
+       .pet = false,
+       .help = "Seconds to wait for the server",
+       .target = &timeout_seconds,
+       .show_default = true},
+  };
+  for (FlagSpec& flag : SecurityFlags(token_file, tls_cert, tls_key, tls_ca)) {
+    flags.push_back(std::move(flag));
+  }
+  CommandSpec command{
+      .synopsis = "ddprun status --rdzv_endpoint=HOST[:PORT] [--rdzv_id=JOB] [--json]",
+      .description =
+          "Show the jobs of a rendezvous server (ddprund, or a ddprun agent hosting one).",
+      .flags = std::move(flags)};
+  if (int status = ParseSubcommand(std::move(command), "status", args); status != kGoOn) {
+    return status;
+  }
   auto endpoint = ParseEndpoint(endpoint_text, kDefaultRendezvousPort);
   auto security = LoadClientSecurity(token_file, tls_cert, tls_key, tls_ca);
   const Status usage = !endpoint.ok() ? endpoint.status() : security.status();

@@ -6,17 +6,18 @@
 
 namespace ddprun {
 
-int ParseSubcommand(CLI::App& app, const std::string& name, const std::vector<std::string>& args) {
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ddprun %s: error: %s (see ddprun %s --help)\n", name.c_str(), e.what(),
-                 name.c_str());
+int ParseSubcommand(CommandSpec command, const std::string& name,
+                    const std::vector<std::string>& args) {
+  const FlagParser parser(std::move(command));
+  auto parsed = parser.Parse(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "ddprun %s: error: %s (see ddprun %s --help)\n", name.c_str(),
+                 parsed.status().message().c_str(), name.c_str());
     return 2;
+  }
+  if (parsed->help) {
+    std::cout << parser.Help();
+    return 0;
   }
   return kGoOn;
 }

@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 
@@ -17,9 +16,9 @@
 
 namespace ddprun {
 
-Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
-                                    const std::vector<std::string>& own,
-                                    const std::vector<std::string>& program_args) {
+Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, const FlagParser& parser,
+                                    const ParsedFlags& parsed) {
+  const std::vector<std::string>& program_args = parsed.program;
   SubmitRequest request;
   if (!raw.hosts.empty() && !raw.hostfile.empty()) {
     return InvalidArgumentError("give --hosts or --hostfile, not both");
@@ -30,7 +29,7 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
     return InvalidArgumentError("--standalone runs one node here; leave it out with --hosts");
   }
   for (const char* per_host : {"--node_rank", "--local_addr"}) {
-    if (app.count(per_host) > 0) {
+    if (parsed.Given(per_host)) {
       return InvalidArgumentError(std::string(per_host) +
                                   " is one host's; with --hosts each host's agent finds its own");
     }
@@ -43,7 +42,7 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
     job.nproc_per_node = "1";
     job.local_ranks_filter.clear();
   }
-  if (app.count("--nnodes") == 0) job.nnodes = std::to_string(host_count);
+  if (!parsed.Given("--nnodes")) job.nnodes = std::to_string(host_count);
   if (job.rdzv_endpoint.empty()) job.rdzv_endpoint = request.hosts.front();
   if (job.run_id.empty()) job.run_id = RandomRunId();
   ASSIGN_OR_RETURN(LaunchConfig config, Resolve(job, program_args, /*resolve_program=*/false));
@@ -76,9 +75,8 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
   if (error) return InvalidArgumentError("cannot tell the working directory: " + error.message());
   // Each daemon gives its agent its own token file; the rest is spelled out for the agent.
   request.agent_args =
-      WithoutOptions(app, own,
-                     {"--hosts", "--hostfile", "--detach", "--export", "--token-file", "--nnodes",
-                      "--rdzv_endpoint", "--rdzv_id", "--tty"});
+      parser.Without(parsed.own, {"--hosts", "--hostfile", "--detach", "--export", "--token-file",
+                                  "--nnodes", "--rdzv_endpoint", "--rdzv_id", "--tty"});
   std::string tty = raw.tty;
   if (tty == "auto") tty = ::isatty(STDOUT_FILENO) == 1 ? "always" : "never";
   // The workers' terminals start as large as the submitter's, and follow its resizes.

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/base/flag_parser.h"
 #include "ddprun/base/status.h"
 #include "raw_options.h"
 
@@ -11,8 +12,8 @@ namespace ddprun {
 
 // A job for the daemons of --hosts: the flags checked as for one node, the agent's options
 // without the submitter's own, and what the submitter's defaults fill in.
-Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, CLI::App& app,
-                                    const std::vector<std::string>& own,
-                                    const std::vector<std::string>& program_args);
+// `parsed`: the command line `parser` read into `raw`.
+Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, const FlagParser& parser,
+                                    const ParsedFlags& parsed);
 
 }  // namespace ddprun

@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> args = ddprun::fuzz::SplitAtNul(ddprun::fuzz::AsText(data, size));
   for (std::string& arg : args) {
-    // "--log_dir", "--log-dir", "--log_dir=X", and CLI11's prefix-free spellings of them.
+    // "--log_dir", "--log-dir" and "--log_dir=X": every run writes under the confined directory.
     if (arg.rfind("--log", 0) == 0) arg = "--log_dir=" + *confined_log_dir;
   }
   const ddprun::ParsedCommandLine parsed = ddprun::ParseCommandLine(args);

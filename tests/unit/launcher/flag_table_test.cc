@@ -2,7 +2,6 @@
 // PET_ variable fills its flag, and the README documents every flag there is and no other.
 #include <stdlib.h>
 
-#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -10,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "ddprun/base/flag_spec.h"
+#include "ddprun/base/flag_parser.h"
 #include "raw_options.h"
 
 using namespace ddprun;
@@ -95,9 +94,7 @@ TEST_CASE("each flag's PET_ variable fills what the flag would") {
                               : std::holds_alternative<bool*>(flag.target)        ? "1"
                                                                                   : "7";
     ::setenv(variable.c_str(), value.c_str(), 1);
-    CLI::App app;
-    DefineFlags(app, table);
-    app.parse(std::vector<std::string>{});
+    REQUIRE(FlagParser(CommandSpec{.flags = table}).Parse({}).ok());
     ::unsetenv(variable.c_str());
     std::visit(
         [&](auto* field) {
