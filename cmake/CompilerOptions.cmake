@@ -62,10 +62,23 @@ if(DDPRUN_FUZZ)
 endif()
 
 # ddprun_fast_start: for the executables whose start-up is a headline figure (ddprun, ddprund).
-# libstdc++ and libgcc linked in, so that the dynamic loader binds only libc's symbols, and the
-# relative relocations packed (DT_RELR, glibc 2.36). Not under a sanitizer, whose runtime must
-# see the C++ allocator of a shared libstdc++.
+# libstdc++ and libgcc linked in, so that the dynamic loader binds only libc's symbols. Not under a
+# sanitizer, whose runtime must see the C++ allocator of a shared libstdc++.
 add_library(ddprun_fast_start INTERFACE)
 if(NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_link_options(ddprun_fast_start INTERFACE -static-libstdc++ -static-libgcc)
+endif()
+
+# ddprun_fixed_address: the launcher is linked at a fixed address (not position-independent), as
+# Go links its network daemons (etcd, Prometheus). A position-independent ddprun has 43,000
+# relative relocations (gRPC, Protobuf, Abseil and OpenSSL linked in) that the dynamic loader
+# writes at every start: half of the page faults of `ddprun --version`, 3.4 of its 9.7 ms where
+# a page fault is dear (bench/RESULTS.md, 2026-12-05). The heap, the stack and the mapped
+# libraries stay randomized; only the executable's own image does not move. ddprund, which
+# serves the network for as long as it runs and starts once, stays position-independent;
+# -DDDPRUN_LAUNCHER_PIE=ON makes ddprun so too.
+option(DDPRUN_LAUNCHER_PIE "Link ddprun position-independent (slower start, randomized image)" OFF)
+add_library(ddprun_fixed_address INTERFACE)
+if(NOT DDPRUN_LAUNCHER_PIE AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ)
+  target_link_options(ddprun_fixed_address INTERFACE -no-pie)
 endif()
