@@ -209,7 +209,7 @@ case "${1:-}" in
     trap report EXIT
     stage "install the test packages" deps "${TEST_PACKAGES[@]}"
     stage "the sources' layout: clang-format" format_check
-    stage "test names CTest can run: no ';'" python3 tests/tools/test_names_check.py tests
+    stage "test names CTest and Catch2 can report: no ';', no late ': '" python3 tests/tools/test_names_check.py tests
     stage "build" build "$BUILD_DIR"
     stage "tests" run_tests "$BUILD_DIR"
     stage "clang build with -Wthread-safety -Werror, under ThreadSanitizer" clang_tsan_build

@@ -120,6 +120,13 @@ std::vector<FlagSpec> FlagTable(RawOptions& raw) {
        .help = "Seconds between SIGTERM and SIGKILL when stopping workers",
        .target = &raw.shutdown_timeout,
        .show_default = true},
+      {.name = "--metrics_port",
+       .help = "Serve /metrics, /healthz, /readyz and the live page of this job on this port of "
+               "127.0.0.1 (0: a free one, said on stderr), as ddprund serves its jobs'; on many "
+               "nodes, the node hosting the rendezvous serves them. With --token-file every "
+               "request must carry the token (Authorization: Bearer)",
+       .target = &raw.metrics_port,
+       .minimum = 0},
   };
   Append(flags, SecurityFlags(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca));
   Append(flags,

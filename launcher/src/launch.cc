@@ -24,6 +24,7 @@
 #include "ddprun/rendezvous/grpc_logging.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "job_commands.h"
+#include "metrics_endpoint.h"
 #include "node_setup.h"
 #include "rendezvous_node.h"
 #include "status_command.h"
@@ -351,6 +352,8 @@ int Launch(const LaunchConfig& config) {
   }
   NodeSetup node = std::move(set_up).value();
   timeline::Note(config.multi_node ? "joined the rendezvous" : "the store listens");
+  auto metrics = ServeLauncherMetrics(config, node, io);
+  if (!metrics.ok()) return Failed(metrics.status(), 1);
   options.host = node.host;
   options.coordinator = node.coordinator.get();
   options.environment = WorkerEnvironments(CurrentEnvironment(), std::move(job));
@@ -360,6 +363,7 @@ int Launch(const LaunchConfig& config) {
   node.coordinator.reset();  // closes this node's session
   KeepLogsOf(outcome, *logs);
   ServeTheOtherNodes(config, node.server.get(), outcome.interrupted);
+  metrics->reset();  // it reads the server
   node.server.reset();
   timeline::Note("the store is shut down");
   logs->temporary.reset();

@@ -44,6 +44,8 @@ struct LaunchConfig {
   std::string master_addr = "127.0.0.1";
   std::optional<int> master_port;                      // unset: a port reserved by ddprun
   std::chrono::milliseconds shutdown_timeout{30'000};  // SIGTERM to SIGKILL grace
+  // --metrics_port: the operators' HTTP endpoint on 127.0.0.1 (0: a free port); unset: none.
+  std::optional<int> metrics_port;
   // torchrun's --virtual_local_rank: LOCAL_RANK=0, CUDA_VISIBLE_DEVICES the worker's own GPU.
   bool virtual_local_rank = false;
   // The scheduler whose variables filled in flags the user left out ("Slurm job 12, step 0"),

@@ -45,8 +45,16 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
   GetLogger("launcher")
       ->info("run {}: {} worker(s), store at {}, MASTER_PORT {}", config.run_id,
              config.nproc_per_node, job.store_address, master_port);
-  setup.coordinator = std::make_unique<LocalCoordinator>(io, first_round, config.max_restarts,
-                                                         config.rdzv_settings.hang);
+  if (config.metrics_port) {
+    NodeDescription node;
+    node.node_id = setup.host;
+    node.host = setup.host;
+    node.nproc = config.nproc_per_node;
+    node.scheduler = config.scheduler;
+    setup.record = std::make_unique<LocalJobRecord>(config.run_id, node, config.rdzv_settings);
+  }
+  setup.coordinator = std::make_unique<LocalCoordinator>(
+      io, first_round, config.max_restarts, config.rdzv_settings.hang, setup.record.get());
   return setup;
 }
 

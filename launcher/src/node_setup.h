@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ddprun/agent/local_job_record.h"
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/bound_socket.h"
@@ -19,6 +20,8 @@ namespace ddprun {
 struct NodeSetup {
   std::unique_ptr<RendezvousServer> server;  // embedded here, when it is
   std::optional<BoundSocket> reserved_port;  // MASTER_PORT, kept bound for the run
+  // One node with --metrics_port: the job's state, which its coordinator keeps for the pages.
+  std::unique_ptr<LocalJobRecord> record;
   std::unique_ptr<RoundCoordinator> coordinator;
   std::string host;  // names this node in reports
 };

@@ -29,6 +29,16 @@ std::string AbsolutePath(const std::string& path) {
   return absolute.empty() ? path : absolute.string();
 }
 
+// The token and TLS files: how to reach the rendezvous, and what --metrics_port asks for.
+Status ResolveSecurity(const RawOptions& raw, LaunchConfig& config) {
+  ASSIGN_OR_RETURN(config.security,
+                   LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca));
+  config.tls_ca_file = AbsolutePath(raw.tls_ca);
+  config.tls_cert_file = AbsolutePath(raw.tls_cert);
+  config.tls_key_file = AbsolutePath(raw.tls_key);
+  return Status::Ok();
+}
+
 // --rdzv_endpoint, --rdzv_backend, --rdzv_conf and the security files, for a multi-node job.
 Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   const std::string& backend = raw.rdzv_backend;
@@ -42,7 +52,10 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   config.rdzv_settings.max_nodes = config.max_nodes;
   config.rdzv_settings.max_restarts = config.max_restarts;
   config.multi_node = !raw.standalone && (!raw.rdzv_endpoint.empty() || config.max_nodes > 1);
-  if (!config.multi_node) return Status::Ok();
+  if (!config.multi_node) {
+    // One node: the security files serve only --metrics_port's endpoint.
+    return raw.metrics_port >= 0 ? ResolveSecurity(raw, config) : Status::Ok();
+  }
   std::string endpoint_text = raw.rdzv_endpoint;
   if (endpoint_text.empty() && backend == "static" && raw.master_addr_given) {
     // torchrun's static rendezvous meets at --master_addr:--master_port (Kubeflow's PyTorchJob
@@ -63,11 +76,7 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
     config.rdzv_endpoints.emplace_back(endpoint.host, endpoint.port);
   }
   std::tie(config.rdzv_host, config.rdzv_port) = config.rdzv_endpoints.front();
-  ASSIGN_OR_RETURN(config.security,
-                   LoadClientSecurity(raw.token_file, raw.tls_cert, raw.tls_key, raw.tls_ca));
-  config.tls_ca_file = AbsolutePath(raw.tls_ca);
-  config.tls_cert_file = AbsolutePath(raw.tls_cert);
-  config.tls_key_file = AbsolutePath(raw.tls_key);
+  RETURN_IF_ERROR(ResolveSecurity(raw, config));
   config.local_addr = raw.local_addr;
   return Status::Ok();
 }
@@ -112,7 +121,7 @@ Status ResolveNodeRankAndMaster(const RawOptions& raw, LaunchConfig& config) {
   return Status::Ok();
 }
 
-Status ResolveShutdownAndRole(const RawOptions& raw, LaunchConfig& config) {
+Status ResolveShutdownRoleAndMetrics(const RawOptions& raw, LaunchConfig& config) {
   if (!(raw.shutdown_timeout >= 0) || raw.shutdown_timeout > 86400) {
     return InvalidArgumentError("--shutdown_timeout must be from 0 to 86400 seconds");
   }
@@ -120,6 +129,11 @@ Status ResolveShutdownAndRole(const RawOptions& raw, LaunchConfig& config) {
       std::chrono::milliseconds(static_cast<int64_t>(std::llround(raw.shutdown_timeout * 1000)));
   if (raw.role.empty()) return InvalidArgumentError("--role must not be empty");
   config.role = raw.role;
+  if (raw.metrics_port > 65535) {
+    return InvalidArgumentError("--metrics_port must be from 0 to 65535, not " +
+                                std::to_string(raw.metrics_port));
+  }
+  if (raw.metrics_port >= 0) config.metrics_port = raw.metrics_port;
   return Status::Ok();
 }
 
@@ -190,7 +204,7 @@ Result<LaunchConfig> Resolve(const RawOptions& raw, const std::vector<std::strin
   RETURN_IF_ERROR(ResolveRendezvous(raw, config));
   RETURN_IF_ERROR(ResolveHangOptions(raw.hang, config.rdzv_settings.hang));
   RETURN_IF_ERROR(ResolveNodeRankAndMaster(raw, config));
-  RETURN_IF_ERROR(ResolveShutdownAndRole(raw, config));
+  RETURN_IF_ERROR(ResolveShutdownRoleAndMetrics(raw, config));
   RETURN_IF_ERROR(ResolveConsole(raw, config));
   RETURN_IF_ERROR(ResolveRunId(raw, config));
   RETURN_IF_ERROR(ResolveProgram(raw, program_args, resolve_program, config));

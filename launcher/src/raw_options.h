@@ -42,6 +42,7 @@ struct RawOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = -1;
   double shutdown_timeout = 30;
+  int metrics_port = -1;  // -1: no HTTP endpoint
   std::string token_file;
   std::string tls_cert;
   std::string tls_key;

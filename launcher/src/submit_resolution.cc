@@ -34,6 +34,11 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, const FlagParser& par
                                   " is one host's; with --hosts each host's agent finds its own");
     }
   }
+  if (parsed.Given("--metrics_port")) {
+    return InvalidArgumentError(
+        "--metrics_port is a node's; with --hosts the hosts' daemons serve the job's metrics "
+        "(ddprund --metrics-port)");
+  }
   const int host_count = static_cast<int>(request.hosts.size());
   RawOptions job = raw;
   // auto, cpu and gpu count each host's devices there, not the submitter's: checked by name only

@@ -113,15 +113,26 @@ bool ChildProcess::Pump(std::chrono::steady_clock::time_point deadline) {
 
 std::optional<std::string> ChildProcess::WaitForStdoutLine(
     const std::function<bool(const std::string&)>& match, std::chrono::milliseconds timeout) {
+  return WaitForLine(out_, out_scanned_, out_fd_, match, timeout);
+}
+
+std::optional<std::string> ChildProcess::WaitForStderrLine(
+    const std::function<bool(const std::string&)>& match, std::chrono::milliseconds timeout) {
+  return WaitForLine(err_, err_scanned_, err_fd_, match, timeout);
+}
+
+std::optional<std::string> ChildProcess::WaitForLine(
+    const std::string& text, size_t& scanned, const int& fd,
+    const std::function<bool(const std::string&)>& match, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     size_t newline;
-    while ((newline = out_.find('\n', out_scanned_)) != std::string::npos) {
-      std::string line = out_.substr(out_scanned_, newline - out_scanned_);
-      out_scanned_ = newline + 1;
+    while ((newline = text.find('\n', scanned)) != std::string::npos) {
+      std::string line = text.substr(scanned, newline - scanned);
+      scanned = newline + 1;
       if (match(line)) return line;
     }
-    if (std::chrono::steady_clock::now() >= deadline || out_fd_ < 0) return std::nullopt;
+    if (std::chrono::steady_clock::now() >= deadline || fd < 0) return std::nullopt;
     if (!Pump(deadline)) return std::nullopt;
   }
 }

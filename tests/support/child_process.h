@@ -38,6 +38,9 @@ class ChildProcess {
   // deadline passes or stdout ends first. Lines read on the way stay in stdout_text().
   std::optional<std::string> WaitForStdoutLine(const std::function<bool(const std::string&)>& match,
                                                std::chrono::milliseconds timeout = 30s);
+  // The same for stderr.
+  std::optional<std::string> WaitForStderrLine(const std::function<bool(const std::string&)>& match,
+                                               std::chrono::milliseconds timeout = 30s);
 
   // Waits for the process to exit and its pipes to close; nullopt when the deadline passes.
   std::optional<ExitInfo> Wait(std::chrono::milliseconds timeout = 60s);
@@ -48,6 +51,10 @@ class ChildProcess {
   const std::string& stderr_text() const { return err_; }
 
  private:
+  // Reads until a complete line of `text` (from `fd`), from `scanned` on, satisfies `match`.
+  std::optional<std::string> WaitForLine(const std::string& text, size_t& scanned, const int& fd,
+                                         const std::function<bool(const std::string&)>& match,
+                                         std::chrono::milliseconds timeout);
   // Reads whatever is available, waiting at most until `deadline`. False once nothing can come
   // any more (pipes closed and process reaped).
   bool Pump(std::chrono::steady_clock::time_point deadline);
@@ -59,6 +66,7 @@ class ChildProcess {
   std::string out_;
   std::string err_;
   size_t out_scanned_ = 0;
+  size_t err_scanned_ = 0;
   std::optional<ExitInfo> exit_;
 };
 

@@ -14,11 +14,11 @@
 //                    limited so that it maps its own slice but not its peers'; then all_reduce
 //                    (sum) rank+1 in it. Prints "<direct|ordinary> sum <s>", s the sum every
 //                    element holds, or "wrong sum" / "error: <message>" and exits 1 / 2
-//   train STEPS HOW RANK [STEP_MS]
+//   train STEPS HOW RANK [STEP_MS [STOP_STEP]]
 //                    STEPS steps of a 4 KiB all_reduce (ddp::ReportStep each), STEP_MS apart.
 //                    In the first attempt (TORCHELASTIC_RESTART_COUNT 0) rank RANK stops at step
-//                    STEPS/2 as HOW says: "pause" (blocked in StuckInUserCode, a function the
-//                    stacks must name), "stop" (SIGSTOP to itself), "stall" (4 s in
+//                    STOP_STEP (default STEPS/2) as HOW says: "pause" (blocked in StuckInUserCode,
+//                    a function the stacks must name), "stop" (SIGSTOP to itself), "stall" (4 s in
 //                    StuckInUserCode, then on) or "none"; or, in every attempt, "slow" (rank
 //                    RANK waits 3 x STEP_MS after each step, a straggler). Prints
 //                    "done <steps> steps" at the end
@@ -150,14 +150,15 @@ int Starved(ddp::ProcessGroup& group, int starved) {
 
 namespace {
 
-int Train(ddp::ProcessGroup& group, int64_t steps, const std::string& how, int victim,
-          int step_ms) {
+// `stop_step`: where the victim stops in the first attempt ("pause", "stall", "stop").
+int Train(ddp::ProcessGroup& group, int64_t steps, const std::string& how, int victim, int step_ms,
+          int64_t stop_step) {
   ddp::Communicator& comm = *group.communicator().value();
   std::vector<float> data(1024, 1.0f);
   const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
   const bool first_attempt = restarts == nullptr || std::string(restarts) == "0";
   for (int64_t step = 1; step <= steps; ++step) {
-    if (first_attempt && group.rank() == victim && step == steps / 2) {
+    if (first_attempt && group.rank() == victim && step == stop_step) {
       if (how == "pause") StuckInUserCode(-1);
       if (how == "stall") StuckInUserCode(4);
       if (how == "stop") ::raise(SIGSTOP);
@@ -199,8 +200,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "starved" && argc > 2) return Starved(*group.value(), std::atoi(argv[2]));
   if (mode == "train" && argc > 4) {
-    const int status = Train(*group.value(), std::atoll(argv[2]), argv[3], std::atoi(argv[4]),
-                             argc > 5 ? std::atoi(argv[5]) : 0);
+    const int64_t steps = std::atoll(argv[2]);
+    const int status =
+        Train(*group.value(), steps, argv[3], std::atoi(argv[4]), argc > 5 ? std::atoi(argv[5]) : 0,
+              argc > 6 ? std::atoll(argv[6]) : steps / 2);
     // "linger": after the last step the group is destroyed and the worker stays 3 s, as one
     // that saves a last checkpoint.
     if (std::string(argv[3]) == "linger") {

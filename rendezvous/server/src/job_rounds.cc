@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ddprun/base/status_macros.h"
+#include "ddprun/rendezvous/job_counting.h"
 
 namespace ddprun {
 namespace {
@@ -249,12 +250,7 @@ void JobRounds::WatchProgress(RendezvousTime now) {
     for (const RankProgress& rank : finding->hung) hung_now_.insert(rank.global_rank);
   }
   if (!finding || !hang_latch_.Admit(*finding)) return;
-  ++counters_.hangs;
-  if (!finding->hung.empty()) {
-    auto latest = finding->hung.front().idle;
-    for (const RankProgress& rank : finding->hung) latest = std::min(latest, rank.idle);
-    counters_.hang_detection.Observe(latest);
-  }
+  CountHang(*finding, counters_);
   for (const std::string& id : members_.by_rank()) {
     events_.push_back(NodeEvent{
         id, NodeEvent::Type::kHang, {}, finding->description, 1, std::nullopt, *finding, {}});
@@ -297,15 +293,7 @@ void JobRounds::WorkerFailed(const std::string& node_id, int64_t round,
   const std::string description = DescribeFailure(failure);
   last_failure_ = description;
   last_worker_failure_ = failure;
-  if (!failure.hang.empty()) {
-    ++counters_.worker_hangs;
-  } else if (!failure.spawn_error.empty()) {
-    ++counters_.worker_spawn_failures;
-  } else if (failure.term_signal) {
-    ++counters_.worker_signals;
-  } else {
-    ++counters_.worker_exits;
-  }
+  CountWorkerFailure(failure, counters_);
   const bool final_hang =
       !failure.hang.empty() && settings_.hang.action == HangSettings::Action::kFail;
   if (!final_hang && restarts_used_ < settings_.max_restarts) {

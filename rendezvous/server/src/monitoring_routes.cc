@@ -13,12 +13,20 @@ HttpResponse Unavailable(const std::string& why) {
   return HttpResponse{503, "text/plain; charset=utf-8", "503 Service Unavailable: " + why + "\n"};
 }
 
+// Whether whoever runs the rounds can act: the agent of a standalone ddprun, else the server.
+Status CheckRounds(const MonitoredRendezvous& rendezvous) {
+  return rendezvous.check_local_rounds ? rendezvous.check_local_rounds(kHealthBound)
+                                       : rendezvous.server->CheckHealth(kHealthBound);
+}
+
 HttpResponse Metrics(const MonitoredRendezvous& rendezvous, const HttpRequest& request) {
   const MetricsFormat format = MetricsFormatForAccept(request.accept);
   MetricsPage page(format);
   page.Family("ddprun_build_info", MetricType::kGauge, "1, labelled with ddprun's version");
   page.Sample({{"version", DDPRUN_VERSION}}, 1);
-  rendezvous.server->WriteMetrics(page);
+  std::vector<JobSnapshot> local;
+  if (rendezvous.local_job) local.push_back(rendezvous.local_job());
+  rendezvous.server->WriteMetrics(page, std::move(local));
   return HttpResponse{200, std::string(MetricsContentType(format)), page.Finish()};
 }
 
@@ -26,6 +34,7 @@ HttpResponse Metrics(const MonitoredRendezvous& rendezvous, const HttpRequest& r
 // live page shows), so that a poll of a server with many jobs stays small.
 HttpResponse Jobs(const MonitoredRendezvous& rendezvous, const HttpRequest& request) {
   std::vector<JobSnapshot> jobs = rendezvous.server->Jobs();
+  if (rendezvous.local_job) jobs.push_back(rendezvous.local_job());
   const std::string shown = QueryParameter(request.query, "job");
   for (JobSnapshot& job : jobs) {
     if (job.job_id == shown) continue;
@@ -42,7 +51,7 @@ std::map<std::string, HttpHandler> MonitoringRoutes(const MonitoredRendezvous& r
     return Metrics(rendezvous, request);
   };
   routes["/healthz"] = [rendezvous](const HttpRequest&) {
-    if (Status health = rendezvous.server->CheckHealth(kHealthBound); !health.ok()) {
+    if (Status health = CheckRounds(rendezvous); !health.ok()) {
       return Unavailable(health.message());
     }
     return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
@@ -51,7 +60,7 @@ std::map<std::string, HttpHandler> MonitoringRoutes(const MonitoredRendezvous& r
     if (rendezvous.stopping != nullptr && rendezvous.stopping->load()) {
       return Unavailable("shutting down");
     }
-    if (Status health = rendezvous.server->CheckHealth(kHealthBound); !health.ok()) {
+    if (Status health = CheckRounds(rendezvous); !health.ok()) {
       return Unavailable(health.message());
     }
     if (rendezvous.check_store) {

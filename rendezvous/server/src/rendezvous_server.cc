@@ -175,12 +175,15 @@ void RendezvousServer::SetChangeCallback(std::function<void()> on_change) {
 
 std::vector<JobSnapshot> RendezvousServer::Jobs() const { return impl_->service->Jobs(); }
 
-void RendezvousServer::WriteMetrics(MetricsPage& page) const {
+void RendezvousServer::WriteMetrics(MetricsPage& page, std::vector<JobSnapshot> more_jobs) const {
   RendezvousGauges gauges;
   gauges.open_sessions = impl_->service->open_sessions();
   gauges.store = store_->Usage();
   gauges.store_waiters = store_->pending_waiters();
-  WriteRendezvousMetrics(impl_->service->Jobs(),
+  std::vector<JobSnapshot> jobs = impl_->service->Jobs();
+  jobs.insert(jobs.end(), std::make_move_iterator(more_jobs.begin()),
+              std::make_move_iterator(more_jobs.end()));
+  WriteRendezvousMetrics(jobs,
                          impl_->calls ? impl_->calls->Snapshot() : std::vector<RpcCounts::Count>{},
                          gauges, page);
 }

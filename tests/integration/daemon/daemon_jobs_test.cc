@@ -197,6 +197,7 @@ TEST_CASE("submitting to hosts refuses bad flags with one line and exit status 2
       {{"--hosts=a,b", "--nnodes=3", "true"}, "--nnodes=3 does not allow the 2 hosts given"},
       {{"--hosts=a", "--node_rank=0", "true"}, "--node_rank is one host's"},
       {{"--hosts=a", "--standalone", "true"}, "--standalone runs one node here"},
+      {{"--hosts=a", "--metrics_port=0", "true"}, "the hosts' daemons serve the job's metrics"},
       {{"--hosts=a", "--export=ALL,9X=1", "true"}, "--export must be ALL, NONE or a list"},
       {{"--hosts=a"}, "no program to run"},
       {{"attach"}, "JOB is required"},

@@ -45,6 +45,8 @@ TEST_CASE("bad flags are refused with one line and exit status 2, starting nothi
   ExpectUsageError({"--master_port=70000"}, "--master_port must be");
   ExpectUsageError({"--shutdown_timeout=-1"}, "--shutdown_timeout");
   ExpectUsageError({"--max_restarts"}, "--max_restarts");
+  ExpectUsageError({"--standalone", "--metrics_port=70000"}, "--metrics_port must be from 0 to");
+  ExpectUsageError({"--standalone", "--metrics_port=-3"}, "--metrics_port must be at least 0");
 }
 
 TEST_CASE("no program, a missing program and a non-executable one are usage errors") {

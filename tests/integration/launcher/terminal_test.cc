@@ -165,8 +165,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "at a terminal, a worker's stream is a terminal only where it reaches the console: "
-    "--redirects, --tee and --local_ranks_filter") {
+    "at a terminal, a worker's stream is a terminal only where it reaches the console (with "
+    "--redirects, --tee and --local_ranks_filter)") {
   // Each rank says, on both streams, which of its streams are terminals.
   const std::string script =
       "test -t 1 && o=tty || o=pipe; test -t 2 && e=tty || e=pipe; echo \"out $RANK $o $e\"; "

@@ -1,10 +1,12 @@
-// The operators' HTTP endpoint of a real ddprund (--metrics-port; docs/metrics.md): real HTTP
-// over real sockets, real agents and workers. The page is read by Debian's promtool, its
-// counters and histograms follow a hang and the restart it causes, the ranks of a running job
-// show their steps, a daemon with a token answers nothing without it, and readiness follows the
-// jobs' store (a real etcd member killed and started again).
+// The operators' HTTP endpoint of a real ddprund (--metrics-port; docs/metrics.md) and of a real
+// standalone ddprun (--metrics_port): real HTTP over real sockets, real agents and workers. The
+// page is read by Debian's promtool, its counters and histograms follow a hang and the restart it
+// causes, the ranks of a running job show their steps, an endpoint with a token answers nothing
+// without it, and readiness follows the jobs' store (a real etcd member killed and started
+// again).
 #include <signal.h>
 
+#include <filesystem>
 #include <regex>
 
 #include "integration/multinode/multinode_support.h"
@@ -17,9 +19,26 @@ namespace {
 
 const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
 
+HttpAnswer Scrape(int port, const std::string& path = "/metrics",
+                  const std::map<std::string, std::string>& headers = {}) {
+  return HttpGet("127.0.0.1", port, path, headers);
+}
 HttpAnswer Scrape(const Daemon& daemon, const std::string& path = "/metrics",
                   const std::map<std::string, std::string>& headers = {}) {
-  return HttpGet("127.0.0.1", daemon.metrics_port(), path, headers);
+  return Scrape(daemon.metrics_port(), path, headers);
+}
+
+// A standalone ddprun with --metrics_port=0 and `args`; the port it says it serves on.
+int StartStandalone(std::unique_ptr<ChildProcess>& ddprun, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"--standalone", "--metrics_port=0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ddprun = StartAgent(argv);
+  const std::string said = "ddprun: metrics on http://127.0.0.1:";
+  auto line =
+      ddprun->WaitForStderrLine([&](const std::string& l) { return l.rfind(said, 0) == 0; });
+  INFO(ddprun->stderr_text());
+  REQUIRE(line.has_value());
+  return std::stoi(line->substr(said.size()));
 }
 
 // The value of the sample `series` (its name and labels, exactly as written) on `page`, or -1.
@@ -258,6 +277,93 @@ TEST_CASE("readiness follows the jobs' store: 503 while its etcd is down, 200 on
   } while (back.status != 200 && std::chrono::steady_clock::now() < deadline);
   INFO(back.body);
   CHECK(back.status == 200);
+}
+
+TEST_CASE(
+    "a standalone ddprun serves its job as ddprund serves its jobs, with the counters of a hang "
+    "and its restart and the steps of its running ranks") {
+  if (!HavePromtool()) return SkipTest(kNoPromtool);
+  // Rank 1 blocks in its own code at step 20 of the first attempt; the hang is found after 2 s
+  // and the group restarts once, then trains on until stopped.
+  std::unique_ptr<ChildProcess> ddprun;
+  const int port =
+      StartStandalone(ddprun, {"--nproc_per_node=3", "--rdzv_id=alone", "--max_restarts=1",
+                               "--hang_timeout=2", "--hang_first_timeout=30", kCollectivesWorker,
+                               "train", "1000000", "pause", "1", "10", "20"});
+  const std::regex rank_stepping(
+      R"(ddprun_rank_step\{job="alone",node="[^"]+",rank="2",local_rank="2"\} ([0-9]+)\n)");
+  std::string page;
+  std::smatch step;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  do {
+    page = Scrape(port).body;
+    if (SampleValue(page, R"(ddprun_job_restarts_total{job="alone"})") == 1 &&
+        std::regex_search(page, step, rank_stepping) && std::stoi(step[1]) > 0) {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  } while (std::chrono::steady_clock::now() < deadline);
+  INFO(page << ddprun->stderr_text());
+  CHECK(PromtoolProblems(page).empty());
+  CHECK(SampleValue(page, R"(ddprun_jobs{state="running"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_job_state{job="alone",state="running"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_job_nodes{job="alone"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_job_rounds_total{job="alone"})") == 2);
+  CHECK(SampleValue(page, R"(ddprun_job_restarts_total{job="alone"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_job_restarts_left{job="alone"})") == 0);
+  CHECK(SampleValue(page, R"(ddprun_job_hangs_total{job="alone"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_job_worker_failures_total{job="alone",cause="hang"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_restart_seconds_count{job="alone"})") == 1);
+  CHECK(SampleValue(page, R"(ddprun_hang_detection_seconds_count{job="alone"})") == 1);
+  const double hang_seconds =
+      SampleValue(page, R"(ddprun_hang_detection_seconds_sum{job="alone"})");
+  CHECK(hang_seconds >= 2.0);  // the timeout, and at most a sampling period or two beyond it
+  CHECK(hang_seconds < 10.0);
+  CHECK(SampleValue(page, R"(ddprun_round_formation_seconds_count{job="alone"})") == 2);
+  for (int rank = 0; rank < 3; ++rank) {
+    INFO("rank " << rank);
+    CHECK(std::regex_search(
+        page,
+        std::regex(R"(ddprun_rank_collectives_started_total\{job="alone",node="[^"]+",rank=")" +
+                   std::to_string(rank) + R"(",local_rank=")" + std::to_string(rank) +
+                   R"("\} [1-9][0-9]*\n)")));
+  }
+  CHECK(Scrape(port, "/healthz").body == "ok\n");
+  CHECK(Scrape(port, "/readyz").body == "ready\n");
+  auto jobs = Scrape(port, "/api/jobs?job=alone");
+  CHECK(jobs.headers["content-type"] == "application/json");
+  CHECK(Count(jobs.body, "\"global_rank\"") == 3);
+  CHECK(Count(jobs.body, "\"job_id\": \"alone\"") == 1);
+  CHECK(Scrape(port, "/").body.find("<canvas id=\"steps\"") != std::string::npos);
+  ddprun->Signal(SIGTERM);
+  CHECK(ddprun->Wait(60s).has_value());
+}
+
+TEST_CASE(
+    "a standalone ddprun's endpoint needs the token of --token-file, and a port in use stops the "
+    "launch before any worker starts") {
+  ScratchDir dir;
+  WriteFile(dir / "token", "launcher-token\n");
+  std::unique_ptr<ChildProcess> ddprun;
+  const int port = StartStandalone(
+      ddprun, {"--token-file=" + (dir / "token"), "--no_python", "/bin/sleep", "60"});
+  for (const std::string path : {"/metrics", "/healthz", "/api/jobs"}) {
+    INFO(path);
+    CHECK(Scrape(port, path).status == 401);
+    CHECK(Scrape(port, path, {{"Authorization", "Bearer wrong"}}).status == 401);
+    CHECK(Scrape(port, path, {{"Authorization", "Bearer launcher-token"}}).status == 200);
+  }
+
+  const std::string marker = dir / "started";
+  auto second = Run({kDdprun, "--standalone", "--metrics_port=" + std::to_string(port), kTestWorker,
+                     "touch", marker});
+  INFO(second.err);
+  CHECK(second.code() == 1);
+  CHECK(second.err.find("ddprun: error: --metrics_port: ") != std::string::npos);
+  CHECK(Lines(second.err).size() == 1);
+  CHECK_FALSE(std::filesystem::exists(marker));
+  ddprun->Signal(SIGTERM);
+  CHECK(ddprun->Wait(60s).has_value());
 }
 
 }  // namespace

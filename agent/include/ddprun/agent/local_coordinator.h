@@ -1,10 +1,11 @@
 // LocalCoordinator: the RoundCoordinator of a single-node job. Every round has the one node;
 // a failure restarts the group while the node's restart budget lasts (RestartPolicy), and the
-// node's progress is the whole job's, in which it looks for hangs.
+// node's progress is the whole job's, in which it looks for hangs and stragglers.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 
+#include "ddprun/agent/local_job_record.h"
 #include "ddprun/agent/restart_policy.h"
 #include "ddprun/agent/round_coordinator.h"
 
@@ -13,8 +14,10 @@ namespace ddprun {
 class LocalCoordinator final : public RoundCoordinator {
  public:
   // `first_round`: the assignment of round 0 (ranks, world size, master address and port).
+  // `record`: where the job's state is kept for the metrics pages (--metrics_port); null:
+  // nowhere. It must outlive the coordinator.
   LocalCoordinator(boost::asio::io_context& io, NodeAssignment first_round, int max_restarts,
-                   HangSettings hang = {});
+                   HangSettings hang = {}, LocalJobRecord* record = nullptr);
 
   void Start(RoundEvents events) override;
   void JoinNextRound() override;
@@ -33,6 +36,7 @@ class LocalCoordinator final : public RoundCoordinator {
   HangLatch hang_latch_;            // of the current round
   StragglerWatch straggler_watch_;  // of the current round
   RoundEvents events_;
+  LocalJobRecord* const record_;
 };
 
 }  // namespace ddprun

@@ -29,6 +29,12 @@ struct MonitoredRendezvous {
   std::function<Status()> check_store;
   // Set when the process has begun to shut down; null: never. Must outlive the routes.
   const std::atomic<bool>* stopping = nullptr;
+  // A standalone ddprun's: its one job, whose rounds its agent runs (LocalJobRecord), shown
+  // beside the server's jobs (which serve only its store); and whether that agent can act
+  // within a bound, which /healthz and /readyz then ask instead of the server's rounds. Both
+  // called on the endpoint's thread; empty: none.
+  std::function<JobSnapshot()> local_job;
+  std::function<Status(std::chrono::milliseconds bound)> check_local_rounds;
 };
 
 inline constexpr std::chrono::milliseconds kHealthBound{1000};

@@ -81,9 +81,10 @@ class RendezvousServer {
   // Every job it holds, as `ddprun status` shows them. Any thread.
   std::vector<JobSnapshot> Jobs() const;
   // Writes the rendezvous's metrics families onto `page` (docs/metrics.md): its jobs and their
-  // ranks, its calls (with count_calls), sessions and store. Any thread; link
+  // ranks, `more_jobs` beside them (a job whose rounds another part of the process runs: a
+  // standalone ddprun's), its calls (with count_calls), sessions and store. Any thread; link
   // ddprun_monitoring.
-  void WriteMetrics(MetricsPage& page) const;
+  void WriteMetrics(MetricsPage& page, std::vector<JobSnapshot> more_jobs = {}) const;
   // OK when the rendezvous can act: the thread that applies the rounds' deadlines runs a task
   // that reads the jobs within `bound`. UNAVAILABLE saying what did not answer otherwise.
   Status CheckHealth(std::chrono::milliseconds bound) const;
