@@ -54,7 +54,9 @@ if(DDPRUN_STATIC_GRPC)
     "$<${_ddprun_shared_grpc}:gRPC::grpc++>" "$<${_ddprun_shared_grpc}:protobuf::libprotobuf>"
     Threads::Threads dl rt atomic)
 else()
-  target_link_libraries(ddprun_grpc INTERFACE gRPC::grpc++ protobuf::libprotobuf)
+  # OpenSSL named too: the operators' HTTPS endpoint calls it directly (monitoring/).
+  find_package(OpenSSL REQUIRED)
+  target_link_libraries(ddprun_grpc INTERFACE gRPC::grpc++ protobuf::libprotobuf OpenSSL::SSL)
 endif()
 
 # OpenBLAS (Debian's libopenblas-dev): the CPU matrix products of the runtime's layers.

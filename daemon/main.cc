@@ -154,6 +154,8 @@ int main(int argc, char** argv) {
     http.bind_host = config.metrics_bind;
     http.port = config.metrics_port;
     http.token = config.token;
+    http.tls_cert_pem = config.tls_cert_pem;  // HTTPS where the rendezvous speaks TLS
+    http.tls_key_pem = config.tls_key_pem;
     http.routes = MonitoringRoutes(monitored);
     auto started = HttpEndpoint::Start(std::move(http));
     if (!started.ok()) {
@@ -162,7 +164,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     metrics = std::move(started).value();
-    std::printf("ddprund metrics on http://%s:%d/metrics\n", config.metrics_bind.c_str(),
+    std::printf("ddprund metrics on %s://%s:%d/metrics\n",
+                config.tls_cert_pem.empty() ? "http" : "https", config.metrics_bind.c_str(),
                 metrics->port());
     std::fflush(stdout);
   }

@@ -51,12 +51,16 @@ Result<std::unique_ptr<HttpEndpoint>> ServeLauncherMetrics(const LaunchConfig& c
   http.bind_host = "127.0.0.1";
   http.port = *config.metrics_port;
   http.token = config.security.token;
+  // HTTPS with this node's certificate, as its rendezvous speaks TLS with it.
+  http.tls_cert_pem = config.security.tls_cert_pem;
+  http.tls_key_pem = config.security.tls_key_pem;
   http.routes = MonitoringRoutes(monitored);
+  const char* scheme = http.tls_cert_pem.empty() ? "http" : "https";
   auto endpoint = HttpEndpoint::Start(std::move(http));
   if (!endpoint.ok()) {
     return Status(endpoint.status().code(), "--metrics_port: " + endpoint.status().message());
   }
-  std::fprintf(stderr, "ddprun: metrics on http://127.0.0.1:%d/metrics\n",
+  std::fprintf(stderr, "ddprun: metrics on %s://127.0.0.1:%d/metrics\n", scheme,
                endpoint.value()->port());
   return endpoint;
 }

@@ -1,4 +1,5 @@
-// HttpEndpoint, over Boost.Beast's asynchronous HTTP on one io_context; see http_endpoint.h.
+// HttpEndpoint, over Boost.Beast's asynchronous HTTP (and HTTPS, on OpenSSL) on one io_context;
+// see http_endpoint.h.
 #include "ddprun/monitoring/http_endpoint.h"
 
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <optional>
 #include <thread>
@@ -121,9 +123,11 @@ HttpResponse Answer(const HttpEndpointOptions& options,
   return route->second(parsed);
 }
 
-// The endpoint's state, all of it used on its io thread but `options`, set before it starts.
+// The endpoint's state, all of it used on its io thread but `options` and `tls`, set before it
+// starts.
 struct EndpointCore {
   HttpEndpointOptions options;
+  std::optional<boost::asio::ssl::context> tls;  // with a certificate: HTTPS only
   size_t connections = 0;  // open now; the io thread's (declared before io, which outlives it)
   boost::asio::io_context io{1};
   tcp::acceptor acceptor{io};
@@ -132,26 +136,43 @@ struct EndpointCore {
   void Accept();
 };
 
-// One client connection: reads requests one after another (keep-alive) and writes each answer.
-class Connection : public std::enable_shared_from_this<Connection> {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One client connection over `Stream` (beast::tcp_stream, or TlsStream after its handshake):
+// reads requests one after another (keep-alive) and writes each answer.
+template <class Stream>
+class Connection : public std::enable_shared_from_this<Connection<Stream>> {
  public:
-  Connection(tcp::socket socket, EndpointCore& endpoint)
-      : stream_(std::move(socket)), endpoint_(endpoint) {
+  Connection(Stream stream, EndpointCore& endpoint)
+      : stream_(std::move(stream)), endpoint_(endpoint) {
     ++endpoint_.connections;
   }
   ~Connection() { --endpoint_.connections; }
 
+  // Begins: the TLS handshake first where there is one, bounded as a request is.
+  void Start() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
+      stream_.async_handshake(boost::asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code error) {
+                                if (!error) self->Read();
+                              });
+    } else {
+      Read();
+    }
+  }
+
+ private:
   void Read() {
     parser_.emplace();
     parser_->header_limit(kMaxHeadBytes);
-    stream_.expires_after(kIdleTimeout);
+    beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code error, size_t) {
+                     [self = this->shared_from_this()](beast::error_code error, size_t) {
                        if (!error) self->Respond();
                      });
   }
 
- private:
   void Respond() {
     const auto& request = parser_->get();
     const HttpResponse answer = Answer(endpoint_.options, request);
@@ -175,17 +196,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.prepare_payload();
     if (request.method() == http::verb::head) response_.body().clear();  // keeps Content-Length
     http::async_write(stream_, response_,
-                      [self = shared_from_this()](beast::error_code error, size_t) {
+                      [self = this->shared_from_this()](beast::error_code error, size_t) {
                         if (error || !self->response_.keep_alive()) {
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                          self->Close();
                           return;
                         }
                         self->Read();
                       });
   }
 
-  beast::tcp_stream stream_;
+  // Ends the connection: TLS's close_notify, or the socket's send side.
+  void Close() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+    } else {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+  }
+
+  Stream stream_;
   EndpointCore& endpoint_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::empty_body>> parser_;
@@ -196,10 +227,30 @@ void EndpointCore::Accept() {
   acceptor.async_accept([this](beast::error_code error, tcp::socket socket) {
     if (error == boost::asio::error::operation_aborted || !acceptor.is_open()) return;
     if (!error && connections < kMaxConnections) {
-      std::make_shared<Connection>(std::move(socket), *this)->Read();
+      if (tls) {
+        std::make_shared<Connection<TlsStream>>(TlsStream(std::move(socket), *tls), *this)->Start();
+      } else {
+        std::make_shared<Connection<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), *this)
+            ->Start();
+      }
     }  // else the socket closes here
     Accept();
   });
+}
+
+// The TLS context of a certificate and key in PEM; INVALID_ARGUMENT saying which was refused.
+Result<boost::asio::ssl::context> TlsContext(const std::string& cert_pem,
+                                             const std::string& key_pem) {
+  boost::asio::ssl::context context(boost::asio::ssl::context::tls_server);
+  context.set_options(boost::asio::ssl::context::default_workarounds |
+                      boost::asio::ssl::context::no_sslv2 | boost::asio::ssl::context::no_sslv3 |
+                      boost::asio::ssl::context::no_tlsv1 | boost::asio::ssl::context::no_tlsv1_1);
+  beast::error_code error;
+  context.use_certificate_chain(boost::asio::buffer(cert_pem), error);
+  if (error) return InvalidArgumentError("the HTTPS certificate: " + error.message());
+  context.use_private_key(boost::asio::buffer(key_pem), boost::asio::ssl::context::pem, error);
+  if (error) return InvalidArgumentError("the HTTPS certificate's key: " + error.message());
+  return context;
 }
 
 }  // namespace
@@ -257,6 +308,11 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(HttpEndpointOptions op
   endpoint->port_ = bound->port();
   endpoint->impl_ = std::make_unique<Impl>();
   EndpointCore& impl = endpoint->impl_->core;
+  if (!options.tls_cert_pem.empty() || !options.tls_key_pem.empty()) {
+    auto tls = TlsContext(options.tls_cert_pem, options.tls_key_pem);
+    if (!tls.ok()) return tls.status();
+    impl.tls.emplace(std::move(tls).value());
+  }
   impl.options = std::move(options);
   beast::error_code error;
   impl.acceptor.assign(tcp::v4(), fd, error);

@@ -45,9 +45,10 @@ class Daemon {
     port_ = std::stoi(host_port_.substr(host_port_.rfind(':') + 1));
     // With --metrics-port, said on the line before.
     const std::string text = process_->stdout_text();
-    const std::string metrics = "ddprund metrics on http://";
+    const std::string metrics = "ddprund metrics on ";  // http:// or https://
     if (size_t at = text.find(metrics); at != std::string::npos) {
-      metrics_port_ = std::stoi(text.substr(text.find(':', at + metrics.size()) + 1));
+      const size_t host = text.find("://", at) + 3;
+      metrics_port_ = std::stoi(text.substr(text.find(':', host) + 1));
     }
   }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "multinode_support.h"
+#include "support/http_client.h"
 #include "support/skip.h"
 
 using namespace ddprun;
@@ -135,4 +136,35 @@ TEST_CASE(
   REQUIRE(started != std::string::npos);
   const std::string line = log.substr(started, log.find('\n', started) - started);
   CHECK(Count(line, " (certificate CN=127.0.0.1): agent pid ") == 1);
+}
+
+TEST_CASE(
+    "with a certificate, the daemon's metrics endpoint speaks HTTPS only, with that certificate") {
+  if (::access(kOpenssl, X_OK) != 0) return SkipTest(std::string(kOpenssl) + " is missing");
+  ScratchDir dir;
+  REQUIRE(MakeCertificate(dir));
+  WriteFile(dir / "token", "tls-token\n");
+  Daemon daemon({"--tls-cert=" + (dir / "cert.pem"), "--tls-key=" + (dir / "key.pem"),
+                 "--token-file=" + (dir / "token"), "--metrics-port=0"});
+  CHECK(Count(daemon.process().stdout_text(), "ddprund metrics on https://127.0.0.1:") == 1);
+  // openssl's client, trusting only the test's certificate, sends one request.
+  auto get = [&](const std::string& path, const std::string& token) {
+    WriteFile(dir / "request", "GET " + path +
+                                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                                   token + "\r\nConnection: close\r\n\r\n");
+    return Run({"/bin/sh", "-c",
+                std::string(kOpenssl) + " s_client -quiet -verify_return_error -CAfile " +
+                    (dir / "cert.pem") + " -connect 127.0.0.1:" +
+                    std::to_string(daemon.metrics_port()) + " < " + (dir / "request")},
+               {}, 30s);
+  };
+  auto metrics = get("/metrics", "tls-token");
+  INFO(metrics.out << metrics.err);
+  CHECK(metrics.out.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(Count(metrics.out, "ddprun_jobs{state=\"running\"} 0") == 1);
+  CHECK(get("/healthz", "wrong").out.rfind("HTTP/1.1 401 ", 0) == 0);
+  // Plain HTTP gets no answer: the endpoint waits for a TLS handshake, and the request is none.
+  auto plain = HttpGet("127.0.0.1", daemon.metrics_port(), "/metrics",
+                       {{"Authorization", "Bearer tls-token"}}, 5s);
+  CHECK(plain.status == 0);
 }

@@ -1,8 +1,8 @@
 // HttpEndpoint: the small HTTP/1.1 server operators reach a ddprun daemon or launcher through
 // (/metrics, /healthz, /readyz, the live page): GET and HEAD of a fixed set of paths, each
-// answered by a handler. It serves on one thread of its own, so that a scrape never runs on, or
-// waits for, the rendezvous's threads; handlers run there one at a time and must be quick (they
-// read a snapshot).
+// answered by a handler, over HTTP or, with a certificate, HTTPS. It serves on one thread of its
+// own, so that a scrape never runs on, or waits for, the rendezvous's threads; handlers run there
+// one at a time and must be quick (they read a snapshot).
 //
 // Access: with a token, every request must carry `Authorization: Bearer <token>` (Prometheus's
 // `authorization` setting sends it), or Basic credentials whose password is the token (what a
@@ -45,6 +45,10 @@ struct HttpEndpointOptions {
   int port = 0;                               // 0: a free port, read back with port()
   std::string token;                          // empty: no Authorization needed
   std::map<std::string, HttpHandler> routes;  // by exact path; others are 404
+  // TLS, in PEM: with a certificate and its key, the endpoint speaks HTTPS only (TLS 1.2 or
+  // later), as the rendezvous speaks TLS when it has a certificate.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
 };
 
 // The answer to `bytes`, one whole request as a client would send it: 400 when it is not one
@@ -58,7 +62,8 @@ std::string QueryParameter(std::string_view query, std::string_view name);
 
 class HttpEndpoint {
  public:
-  // Binds and starts serving. UNAVAILABLE naming the address when it cannot be bound.
+  // Binds and starts serving. UNAVAILABLE naming the address when it cannot be bound;
+  // INVALID_ARGUMENT when the TLS certificate or key is refused.
   static Result<std::unique_ptr<HttpEndpoint>> Start(HttpEndpointOptions options);
 
   // Stops serving: open connections are closed, the thread is joined.
