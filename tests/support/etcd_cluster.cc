@@ -6,20 +6,14 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 
+#include "support/own_loopback_address.h"
 #include "support/timing_profile.h"
 
 namespace ddprun::testing {
 namespace {
 
-// 127.A.B.C for member `index` (0-2) of this process: C carries the pid's low 6 bits and the
-// index, B the next 8, A (128 and up, away from 127.0.0.x) the next 7.
-std::string MemberAddress(int index) {
-  const auto pid = static_cast<unsigned>(::getpid());
-  const unsigned a = 128 + ((pid >> 14) & 0x7f);
-  const unsigned b = (pid >> 6) & 0xff;
-  const unsigned c = (pid & 0x3f) * 4 + static_cast<unsigned>(index) + 1;
-  return "127." + std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c);
-}
+// Member `index` (0-2) of this process: slots 1-3 (slot 0 is Prometheus's, metrics_test.cc).
+std::string MemberAddress(int index) { return OwnLoopbackAddress(index + 1); }
 
 std::chrono::milliseconds Stretched(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * Stretch() * 1000));

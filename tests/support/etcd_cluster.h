@@ -1,8 +1,7 @@
 // EtcdCluster: real etcd members (Debian's etcd-server, /usr/bin/etcd) for a test. Each member
-// listens on a loopback address of its own, 127.A.B.C with A, B and C made from the test
-// process's pid and the member's index, at etcd's usual ports 2379 (clients) and 2380 (peers):
-// CTest runs one test case per process, so no two running tests share an address, and no port
-// is probed and handed on. Members keep their data in a scratch directory, log to stdout, and
+// listens on a loopback address of its own (own_loopback_address.h, slots 1-3), at etcd's usual
+// ports 2379 (clients) and 2380 (peers): no two running tests share an address, and no port is
+// probed and handed on. Members keep their data in a scratch directory, log to stdout, and
 // are ready when their log says they serve clients (after joining a quorum); elections are quick
 // (50 ms heartbeats, 500 ms election timeout). Every member still running is killed with the
 // object.

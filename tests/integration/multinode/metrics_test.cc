@@ -12,6 +12,7 @@
 #include "integration/multinode/multinode_support.h"
 #include "support/etcd_cluster.h"
 #include "support/http_client.h"
+#include "support/own_loopback_address.h"
 #include "support/skip.h"
 
 namespace ddprun::testing {
@@ -277,6 +278,58 @@ TEST_CASE("readiness follows the jobs' store: 503 while its etcd is down, 200 on
   } while (back.status != 200 && std::chrono::steady_clock::now() < deadline);
   INFO(back.body);
   CHECK(back.status == 200);
+}
+
+TEST_CASE("a real Prometheus scrapes the daemon each second with its token and reads the ranks") {
+  const std::string prometheus = FindOnPath("prometheus");
+  if (prometheus.empty()) return SkipTest("no prometheus (Debian's; ./run.sh test installs it)");
+  ScratchDir dir;
+  WriteFile(dir / "token", "scrape-token\n");
+  Daemon daemon({"--metrics-port=0", "--token-file=" + (dir / "token")});
+  auto agent =
+      StartAgent({"--nnodes=1", "--nproc_per_node=3", "--rdzv_endpoint=" + daemon.endpoint(),
+                  "--rdzv_id=scraped", "--token-file=" + (dir / "token"), "--hang_timeout=60",
+                  kCollectivesWorker, "train", "1000000", "none", "0", "10"});
+  // The configuration docs/metrics.md gives, at one scrape a second.
+  WriteFile(dir / "prometheus.yml",
+            "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
+            "scrape_configs:\n"
+            "  - job_name: ddprund\n"
+            "    honor_labels: true\n"
+            "    authorization: {credentials_file: " +
+                (dir / "token") +
+                "}\n"
+                "    static_configs: [{targets: [\"127.0.0.1:" +
+                std::to_string(daemon.metrics_port()) + "\"]}]\n");
+  const std::string address = OwnLoopbackAddress(0);
+  ChildProcess server({prometheus, "--config.file=" + (dir / "prometheus.yml"),
+                       "--storage.tsdb.path=" + (dir / "data"),
+                       "--web.listen-address=" + address + ":9090"});
+  // Asks Prometheus `query` until the answer holds `expected`, or a minute has passed.
+  auto query = [&](const std::string& promql, const std::string& expected) {
+    HttpAnswer answer;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    do {
+      answer = HttpGet(address, 9090, "/api/v1/query?query=" + promql);
+      if (answer.status == 200 && answer.body.find(expected) != std::string::npos) break;
+      std::this_thread::sleep_for(200ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    return answer.body;
+  };
+  // up{job="ddprund"} is 1: scraped, with the token, and the page parsed.
+  const std::string up = query("up", R"("value":[)");
+  INFO(up << server.stderr_text());
+  CHECK(up.find(R"("job":"ddprund")") != std::string::npos);
+  CHECK(up.find(R"(,"1"]})") != std::string::npos);
+  // Each rank's step, under ddprun's job label (honor_labels), with its rank.
+  const std::string steps = query("ddprun_rank_step", R"("rank":"2")");
+  INFO(steps);
+  for (int rank = 0; rank < 3; ++rank) {
+    CHECK(Count(steps, R"("rank":")" + std::to_string(rank) + "\"") == 1);
+  }
+  CHECK(Count(steps, R"("job":"scraped")") == 3);
+  agent->Signal(SIGTERM);
+  CHECK(agent->Wait(60s).has_value());
 }
 
 TEST_CASE(
