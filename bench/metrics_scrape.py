@@ -4,7 +4,8 @@ under --hang_timeout): the page's size, the time to serve it (a full GET over lo
 scraper sees it) and the same for /api/jobs (the live page's poll). A job of more than 1,024
 ranks gets per-rank series only for its hung and straggling ranks (docs/metrics.md): these jobs
 have none, so their pages hold the job's aggregates; /api/jobs?job=ID, what the live page polls
-while it shows the job, holds every rank. Per run a fresh daemon;
+while it shows the job, holds every rank of a job of at most 256, else the ranks worth a look
+(hung, stragglers, the 16 furthest behind: status_json.h's PageAbridgement). Per run a fresh daemon;
 medians of 7 scrapes per run. torchrun serves no metrics (its health-check server is a stub), so
 there is no anchor to run beside it: the figures are absolute, and the control plane's own
 benchmark under a scraper is `bench/rendezvous_scale.py --scrape`.

@@ -136,8 +136,8 @@ function showJobs(jobs) {
     cell(row, job.job_id);
     cell(row, job.state, `state-${job.state}`);
     cell(row, job.round, "number");
-    cell(row, job.nodes.length, "number");
-    cell(row, ranksOf(job).length || job.nodes.reduce((n, node) => n + node.nproc, 0), "number");
+    cell(row, job.node_count, "number");
+    cell(row, job.ranks_reporting || job.worker_count, "number");
     cell(row, `${job.restarts_used} of ${job.max_restarts}`, "number");
     cell(row, job.hangs, "number");
     cell(row, job.stragglers, "number");
@@ -156,9 +156,12 @@ function showJob(job, now) {
   const ranks = ranksOf(job);
   document.getElementById("job-title").textContent = `Job ${job.job_id}`;
   const hung = ranks.filter((r) => r.hung).length;
+  // A large job's poll holds only its ranks worth a look (the server's PageAbridgement).
+  const shownOf = job.abridged ?
+      ` (shown: ${ranks.length}, the hung, the stragglers and those furthest behind)` : "";
   document.getElementById("job-summary").textContent =
-      `${job.state}, round ${job.round}, ${job.nodes.length} node(s), ${ranks.length} rank(s) ` +
-      `reporting; restarts ${job.restarts_used} of ${job.max_restarts}; hangs found ` +
+      `${job.state}, round ${job.round}, ${job.node_count} node(s), ${job.ranks_reporting} ` +
+      `rank(s) reporting${shownOf}; restarts ${job.restarts_used} of ${job.max_restarts}; hangs found ` +
       `${job.hangs}${hung ? ` (${hung} rank(s) hung now)` : ""}; stragglers named ${job.stragglers}` +
       (job.hang_timeout_ms ? `; hang timeout ${seconds(job.hang_timeout_ms)}` : "");
   document.getElementById("job-failure").textContent =

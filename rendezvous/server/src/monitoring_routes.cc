@@ -30,17 +30,15 @@ HttpResponse Metrics(const MonitoredRendezvous& rendezvous, const HttpRequest& r
   return HttpResponse{200, std::string(MetricsContentType(format)), page.Finish()};
 }
 
-// /api/jobs: every job; each rank's progress only for the job named by `?job=` (the one the
-// live page shows), so that a poll of a server with many jobs stays small.
+// /api/jobs: every job, its nodes and ranks only for the job named by `?job=` (the one the live
+// page shows), and of a large one only the ranks worth a look, so that a poll stays small
+// (PageAbridgement).
 HttpResponse Jobs(const MonitoredRendezvous& rendezvous, const HttpRequest& request) {
   std::vector<JobSnapshot> jobs = rendezvous.server->Jobs();
   if (rendezvous.local_job) jobs.push_back(rendezvous.local_job());
-  const std::string shown = QueryParameter(request.query, "job");
-  for (JobSnapshot& job : jobs) {
-    if (job.job_id == shown) continue;
-    for (NodeSnapshot& node : job.nodes) node.progress.clear();
-  }
-  return HttpResponse{200, "application/json", JobsAsStatusJson(jobs)};
+  return HttpResponse{
+      200, "application/json",
+      JobsAsStatusJson(jobs, PageAbridgement{QueryParameter(request.query, "job")})};
 }
 
 }  // namespace

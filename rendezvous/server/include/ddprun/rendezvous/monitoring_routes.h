@@ -8,8 +8,9 @@
 //             member, within the etcd client's call timeout), else 503 saying why: for a
 //             readiness probe or a load balancer, which send agents elsewhere meanwhile;
 //   /         the live page (live_page.h), with its script /live.js, which polls
-//   /api/jobs the jobs as `ddprun status --json` prints them (status_json.h), each rank's progress
-//             only for the job that `?job=ID` names.
+//   /api/jobs the jobs as `ddprun status --json` prints them (status_json.h), nodes and ranks
+//             only for the job that `?job=ID` names, and of a large one only the ranks worth
+//             a look (PageAbridgement).
 #pragma once
 
 #include <atomic>
