@@ -392,6 +392,48 @@ TEST_CASE(
   CHECK(ddprun->Wait(60s).has_value());
 }
 
+TEST_CASE("on many nodes, the agent hosting the rendezvous serves the whole job, the others none") {
+  const std::string endpoint = UnsharedLoopbackEndpoint();
+  auto agent_flags = [&] {
+    return std::vector<std::string>{"--nnodes=2",
+                                    "--nproc_per_node=2",
+                                    "--rdzv_endpoint=" + endpoint,
+                                    "--rdzv_id=hosted",
+                                    QuickRendezvousFlag(30),
+                                    "--hang_timeout=60",
+                                    "--metrics_port=0",
+                                    kCollectivesWorker,
+                                    "train",
+                                    "1000000",
+                                    "none",
+                                    "0",
+                                    "10"};
+  };
+  auto host = StartAgent(agent_flags());
+  const std::string said = "ddprun: metrics on http://127.0.0.1:";
+  auto line = host->WaitForStderrLine([&](const std::string& l) { return l.rfind(said, 0) == 0; });
+  INFO(host->stderr_text());
+  REQUIRE(line.has_value());
+  const int port = std::stoi(line->substr(said.size()));
+  auto other = StartAgent(agent_flags());
+  std::string page;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  do {
+    page = Scrape(port).body;
+    if (Count(page, "\nddprun_rank_step{job=\"hosted\"") == 4) break;
+    std::this_thread::sleep_for(50ms);
+  } while (std::chrono::steady_clock::now() < deadline);
+  INFO(page << host->stderr_text() << other->stderr_text());
+  CHECK(Count(page, "\nddprun_rank_step{job=\"hosted\"") == 4);  // both nodes' ranks
+  CHECK(SampleValue(page, R"(ddprun_job_nodes{job="hosted"})") == 2);
+  CHECK(SampleValue(page, "ddprun_sessions") == 2);
+  CHECK(Count(other->stderr_text(), "ddprun: metrics on") == 0);
+  for (auto* agent : {other.get(), host.get()}) {
+    agent->Signal(SIGTERM);
+    CHECK(agent->Wait(60s).has_value());
+  }
+}
+
 TEST_CASE(
     "a standalone ddprun's endpoint needs the token of --token-file, and a port in use stops the "
     "launch before any worker starts") {

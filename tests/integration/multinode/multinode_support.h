@@ -3,6 +3,7 @@
 #pragma once
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -74,6 +75,19 @@ class Daemon {
   int metrics_port_ = -1;
   int port_ = 0;
 };
+
+// Where the first agent of a test hosts the rendezvous: an address of this test process's own
+// on the loopback network (all of 127.0.0.0/8 is loopback; the pid picks the address, so no two
+// tests share it) and a port below the kernel's ephemeral range, which no bind to port 0 is ever
+// given. So no other socket can take it between now and the agent's bind, unlike a port probed
+// free and closed.
+inline std::string UnsharedLoopbackEndpoint() {
+  static int endpoints = 0;
+  const auto pid = static_cast<unsigned>(::getpid());  // at most 2^22
+  const std::string address = "127." + std::to_string(100 + (pid >> 16)) + "." +
+                              std::to_string((pid >> 8) & 255) + "." + std::to_string(pid & 255);
+  return address + ":" + std::to_string(21000 + endpoints++);
+}
 
 // One ddprun agent of a job.
 inline std::unique_ptr<ChildProcess> StartAgent(const std::vector<std::string>& args,
