@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "ddprun/base/parsing.h"
+#include "ddprun/base/status_macros.h"
 
 namespace ddprun {
 namespace {
@@ -135,81 +136,39 @@ Result<ParsedFlags> FlagParser::Parse(const std::vector<std::string>& args) cons
   ParsedFlags parsed;
   std::vector<bool> seen(rows_.size(), false);
   size_t positional = 0;
-  auto take_positional = [&](const std::string& arg) -> Status {
-    if (positional >= command_.positionals.size()) {
-      return InvalidArgumentError("unexpected argument " + Quoted(arg));
-    }
-    *command_.positionals[positional++].target = arg;
-    return Status::Ok();
-  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--") {  // the rest is the program's, or positionals
+    const bool dashes = arg == "--";
+    if (dashes || arg.size() < 2 || arg[0] != '-') {
+      // The program and its arguments; or a positional, or all that follow "--".
+      const size_t first = dashes ? i + 1 : i;
       if (command_.program_follows) {
-        parsed.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+        parsed.program.assign(args.begin() + static_cast<std::ptrdiff_t>(first), args.end());
         break;
       }
-      for (size_t j = i + 1; j < args.size(); ++j) {
-        if (Status s = take_positional(args[j]); !s.ok()) return s;
+      if (!dashes) {
+        RETURN_IF_ERROR(TakePositional(arg, positional));
+        continue;
+      }
+      for (size_t j = first; j < args.size(); ++j) {
+        RETURN_IF_ERROR(TakePositional(args[j], positional));
       }
       break;
-    }
-    if (arg.size() < 2 || arg[0] != '-') {
-      if (command_.program_follows) {
-        parsed.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-        break;
-      }
-      if (Status s = take_positional(arg); !s.ok()) return s;
-      continue;
     }
     if (IsHelp(arg)) {
       parsed.help = true;
       return parsed;
     }
-    const Split split = SplitFlag(arg);
-    if (split.row == nullptr) {
-      return InvalidArgumentError("unrecognized option " + std::string(split.name));
-    }
-    const size_t row_index = static_cast<size_t>(split.row - rows_.data());
-    const FlagSpec& flag = split.row->spec;
-    parsed.own.push_back(arg);
-    std::string_view value;
-    if (split.value) {
-      value = *split.value;
-    } else if (!TakesValue(flag)) {
-      value = "true";
-    } else {
-      if (i + 1 >= args.size() || args[i + 1] == "--" || SplitFlag(args[i + 1]).row != nullptr) {
-        return InvalidArgumentError(std::string(split.name) + " needs a value");
-      }
-      value = args[++i];
-      parsed.own.push_back(args[i]);
-    }
-    if (seen[row_index] && TakesValue(flag)) {
-      return InvalidArgumentError(std::string(flag.name) +
-                                  " is given more than once; give it once");
-    }
-    seen[row_index] = true;
-    if (Status s = Store(flag, value); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadFlag(args, i, seen, parsed));
   }
+  RETURN_IF_ERROR(ReadVariables(seen));
   for (size_t row_index = 0; row_index < rows_.size(); ++row_index) {
     const Row& row = rows_[row_index];
-    if (!seen[row_index] && !row.variable.empty()) {
-      const char* value = std::getenv(row.variable.c_str());
-      if (value != nullptr && *value != '\0') {
-        if (Status s = Store(row.spec, value); !s.ok()) {
-          return InvalidArgumentError(row.variable + ": " + s.message());
-        }
-        seen[row_index] = true;
-      }
+    if (seen[row_index]) {
+      parsed.given.insert(row.spellings.begin(), row.spellings.end());
+    } else if (row.spec.required) {
+      return InvalidArgumentError(std::string(row.spec.name) + " is required");
     }
-    if (!seen[row_index]) {
-      if (row.spec.required) {
-        return InvalidArgumentError(std::string(row.spec.name) + " is required");
-      }
-      continue;
-    }
-    parsed.given.insert(row.spellings.begin(), row.spellings.end());
   }
   for (size_t i = positional; i < command_.positionals.size(); ++i) {
     if (command_.positionals[i].required) {
@@ -217,6 +176,56 @@ Result<ParsedFlags> FlagParser::Parse(const std::vector<std::string>& args) cons
     }
   }
   return parsed;
+}
+
+Status FlagParser::TakePositional(const std::string& arg, size_t& next) const {
+  if (next >= command_.positionals.size()) {
+    return InvalidArgumentError("unexpected argument " + Quoted(arg));
+  }
+  *command_.positionals[next++].target = arg;
+  return Status::Ok();
+}
+
+Status FlagParser::ReadFlag(const std::vector<std::string>& args, size_t& i,
+                            std::vector<bool>& seen, ParsedFlags& parsed) const {
+  const Split split = SplitFlag(args[i]);
+  if (split.row == nullptr) {
+    return InvalidArgumentError("unrecognized option " + std::string(split.name));
+  }
+  const FlagSpec& flag = split.row->spec;
+  parsed.own.push_back(args[i]);
+  std::string_view value;
+  if (split.value) {
+    value = *split.value;
+  } else if (!TakesValue(flag)) {
+    value = "true";
+  } else {
+    if (i + 1 >= args.size() || args[i + 1] == "--" || SplitFlag(args[i + 1]).row != nullptr) {
+      return InvalidArgumentError(std::string(split.name) + " needs a value");
+    }
+    value = args[++i];
+    parsed.own.push_back(args[i]);
+  }
+  const size_t row_index = static_cast<size_t>(split.row - rows_.data());
+  if (seen[row_index] && TakesValue(flag)) {
+    return InvalidArgumentError(std::string(flag.name) + " is given more than once; give it once");
+  }
+  seen[row_index] = true;
+  return Store(flag, value);
+}
+
+Status FlagParser::ReadVariables(std::vector<bool>& seen) const {
+  for (size_t row_index = 0; row_index < rows_.size(); ++row_index) {
+    const Row& row = rows_[row_index];
+    if (seen[row_index] || row.variable.empty()) continue;
+    const char* value = std::getenv(row.variable.c_str());
+    if (value == nullptr || *value == '\0') continue;
+    if (Status s = Store(row.spec, value); !s.ok()) {
+      return InvalidArgumentError(row.variable + ": " + s.message());
+    }
+    seen[row_index] = true;
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> FlagParser::Without(const std::vector<std::string>& args,

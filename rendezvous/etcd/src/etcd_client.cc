@@ -3,8 +3,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/grpc_status.h"
@@ -17,6 +20,15 @@ namespace pb = etcdserverpb;
 
 // The metadata key etcd reads an authentication token from.
 constexpr char kEtcdTokenKey[] = "token";
+// The metadata with which a member without a raft leader refuses a call ("no leader") or ends a
+// watch, instead of holding it.
+constexpr char kRequireLeaderKey[] = "hasleader";
+constexpr char kRequireLeaderValue[] = "true";
+
+// The pauses between rounds of a call over every member: short at first (an election ends in
+// about one election timeout), doubling to at most the longest.
+constexpr std::chrono::milliseconds kFirstPauseBetweenRounds{25};
+constexpr std::chrono::milliseconds kLongestPause{400};
 
 // A member's answer that says "ask another": it is unreachable or slow, or it has no quorum or
 // lost its leader (etcd answers those UNAVAILABLE: "etcdserver: no leader", "request timed out").
@@ -89,14 +101,32 @@ struct EtcdClient::Members {
   Mutex token_mu;
   std::string token GUARDED_BY(token_mu);
 
+  // A member without a raft leader answers at once, so that the call moves on.
   void Prepare(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
     context.set_deadline(std::chrono::system_clock::now() + timeout);
+    context.AddMetadata(kRequireLeaderKey, kRequireLeaderValue);
     AddToken(context);
   }
 
   void AddToken(grpc::ClientContext& context) {
     MutexLock lock(token_mu);
     if (!token.empty()) context.AddMetadata(kEtcdTokenKey, token);
+  }
+
+  // One attempt of `call` on `member`, authenticating first where a token is needed, and once
+  // more where etcd refused an expired token.
+  template <typename Call>
+  grpc::Status CallOnce(Member& member, Call& call, std::chrono::milliseconds timeout) {
+    grpc::Status status;
+    if (NeedsToken()) status = Authenticate(member);
+    for (int attempt = 0; status.ok() && attempt < 2; ++attempt) {
+      grpc::ClientContext context;
+      Prepare(context, timeout);
+      status = call(member, context);
+      if (status.ok() || settings.user.empty() || !TokenRefused(status)) break;
+      status = Authenticate(member);
+    }
+    return status;
   }
 
   // Authenticates with `member`; the token then goes with every call.
@@ -122,39 +152,40 @@ struct EtcdClient::Members {
   }
 
   // Runs `call(member, context)` on the current member, then on each other one while the answer
-  // is "ask another"; the first other answer (success or not) is the call's. A retried write
-  // may have been applied by the member that did not answer in time: callers make their writes
-  // idempotent, or guard them with compares that a second application fails.
+  // is "ask another"; the first other answer (success or not) is the call's. When every member
+  // said "ask another", goes round again after a pause, until `timeout` has passed since the
+  // first attempt: an election (a member restarted, a leader slowed past its timeout) ends in
+  // about one election timeout, and a caller should not see it. A retried write may have been
+  // applied by the member that did not answer in time: callers make their writes idempotent,
+  // or guard them with compares that a second application fails.
   // Each attempt's deadline is `timeout` (the settings' call timeout when zero).
   template <typename Call>
   Status OnSomeMember(const char* what, Call&& call,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
     if (timeout.count() == 0) timeout = settings.call_timeout;
+    const auto give_up_at = std::chrono::steady_clock::now() + timeout;
     std::string errors;
-    const size_t first = current.load();
-    for (size_t i = 0; i < members.size(); ++i) {
-      const size_t index = (first + i) % members.size();
-      Member& member = members[index];
-      grpc::Status status;
-      if (NeedsToken()) status = Authenticate(member);
-      for (int attempt = 0; status.ok() && attempt < 2; ++attempt) {
-        grpc::ClientContext context;
-        Prepare(context, timeout);
-        status = call(member, context);
-        if (status.ok() || settings.user.empty() || !TokenRefused(status)) break;
-        status = Authenticate(member);  // the token expired: once more with a new one
+    for (auto pause = kFirstPauseBetweenRounds;; pause = std::min(2 * pause, kLongestPause)) {
+      errors.clear();
+      const size_t first = current.load();
+      for (size_t i = 0; i < members.size(); ++i) {
+        const size_t index = (first + i) % members.size();
+        Member& member = members[index];
+        grpc::Status status = CallOnce(member, call, timeout);
+        if (status.ok()) {
+          current = index;
+          return Status();
+        }
+        if (!AskAnother(status)) {
+          current = index;
+          Status failure = FromGrpcStatus(status);
+          return Status(failure.code(), std::string("etcd ") + what + " at " + member.endpoint +
+                                            ": " + status.error_message());
+        }
+        errors += (errors.empty() ? "" : "; ") + member.endpoint + ": " + status.error_message();
       }
-      if (status.ok()) {
-        current = index;
-        return Status();
-      }
-      if (!AskAnother(status)) {
-        current = index;
-        Status failure = FromGrpcStatus(status);
-        return Status(failure.code(), std::string("etcd ") + what + " at " + member.endpoint +
-                                          ": " + status.error_message());
-      }
-      errors += (errors.empty() ? "" : "; ") + member.endpoint + ": " + status.error_message();
+      if (std::chrono::steady_clock::now() + pause >= give_up_at) break;
+      std::this_thread::sleep_for(pause);
     }
     return UnavailableError(std::string("etcd ") + what + ": no member answered (" + errors + ")");
   }
@@ -312,7 +343,7 @@ Status EtcdClient::WatchPrefix(const std::string& prefix, int64_t from_revision,
     m.AddToken(context);
     // A member that loses its raft leader (cut off from the quorum) ends the watch instead of
     // keeping it open without events: the watch then moves to a member that has one.
-    context.AddMetadata("hasleader", "true");
+    context.AddMetadata(kRequireLeaderKey, kRequireLeaderValue);
     {
       std::lock_guard lock(stop.mu_);
       if (stop.stopped_) return Status();

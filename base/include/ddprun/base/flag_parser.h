@@ -93,6 +93,14 @@ class FlagParser {
     std::optional<std::string_view> value;
   };
   Split SplitFlag(std::string_view arg) const;
+  // `arg` into the next positional, counted by `next`.
+  Status TakePositional(const std::string& arg, size_t& next) const;
+  // The flag args[i] (and its value, args[i + 1] when not attached: `i` moves past it) into its
+  // target, marked in `seen` and in parsed.own.
+  Status ReadFlag(const std::vector<std::string>& args, size_t& i, std::vector<bool>& seen,
+                  ParsedFlags& parsed) const;
+  // Each flag not seen on the line from its variable, where that is set and not empty.
+  Status ReadVariables(std::vector<bool>& seen) const;
 
   CommandSpec command_;
   std::vector<Row> rows_;

@@ -34,7 +34,9 @@ struct EtcdSettings {
   std::string ca_pem = {};
   std::string cert_pem = {};
   std::string key_pem = {};
-  // Each attempt's deadline; a call tries every member once at most.
+  // Each attempt's deadline, and how long a call goes on trying: it goes round the members,
+  // pausing between rounds, while each says "ask another" (down, or electing a leader) and
+  // less than this has passed since its first attempt.
   std::chrono::milliseconds call_timeout{2000};
 };
 
