@@ -2,8 +2,9 @@
 // members, real ddprund daemons with --store=etcd, real agents given every daemon in
 // --rdzv_endpoint, real workers. One daemon leads the job; after its kill -9 the agents re-join
 // another, which takes the job's lead once the dead one's lease has run out, and the workers are
-// not restarted: the job's membership did not change. A daemon that leads nothing is not missed,
-// and every daemon killed and started again at once costs the workers nothing either.
+// not restarted: the job's membership did not change. A daemon that leads nothing is not missed;
+// neither every daemon killed and started again at once, nor etcd without a quorum for a while,
+// costs the workers anything.
 #include <signal.h>
 
 #include "integration/multinode/multinode_support.h"
@@ -36,6 +37,60 @@ std::string EndpointsFrom(const std::vector<std::unique_ptr<Daemon>>& daemons, s
   return list;
 }
 
+// Two agents of one job, one worker each that runs until signalled; each agent lists every
+// daemon, starting with another one: without one leader per job, two daemons would each hold half
+// of the job and neither half could form a round.
+struct TwoNodeJob {
+  TwoNodeJob(const std::vector<std::unique_ptr<Daemon>>& daemons, const std::string& job) {
+    for (size_t first : {size_t{0}, size_t{1}}) {
+      agents.push_back(StartAgent(
+          {"--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + EndpointsFrom(daemons, first),
+           "--rdzv_id=" + job, QuickRendezvousFlag(30), kTestWorker, "wait-for-signal"}));
+    }
+    for (auto& agent : agents) {
+      auto line = agent->WaitForStdoutLine(
+          [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
+      INFO(agent->stderr_text());
+      REQUIRE(line.has_value());
+      workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
+    }
+  }
+
+  // Ends the workers: each agent exits 0, having started its worker once.
+  void EndUnrestarted() {
+    for (pid_t worker : workers) ::kill(worker, SIGTERM);
+    for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
+    for (auto& agent : agents) {
+      INFO(agent->stdout_text() + agent->stderr_text());
+      CHECK(Count(agent->stdout_text(), "]: ready ") == 1);
+    }
+  }
+
+  std::string AgentsStderr() const { return agents[0]->stderr_text() + agents[1]->stderr_text(); }
+
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  std::vector<pid_t> workers;
+};
+
+// Whether one of `daemons` shows the job and both its nodes running round 0, asked until it does
+// or 60 s have passed; with the last answer.
+std::pair<bool, std::string> AwaitRoundZeroAtOneOf(const std::vector<Daemon*>& daemons) {
+  const auto running_round_zero = [](const std::string& out) {
+    return Count(out, "\"state\": \"running\"") == 3 && Count(out, "\"round\": 0") == 1;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::string last;
+  do {
+    for (Daemon* daemon : daemons) {
+      auto [running, answer] = AwaitStatus({"--rdzv_endpoint=" + daemon->endpoint(), "--json"},
+                                           running_round_zero, {}, 0ms);
+      if (running) return {true, answer};
+      last = answer;
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
+  return {false, last};
+}
+
 TEST_CASE(
     "kill -9 of a daemon that leads nothing changes nothing, and kill -9 of the one leading the "
     "job "
@@ -44,22 +99,7 @@ TEST_CASE(
   EtcdCluster cluster(1);
   std::vector<std::unique_ptr<Daemon>> daemons;
   for (int i = 0; i < 3; ++i) daemons.push_back(std::make_unique<Daemon>(OnEtcd(cluster)));
-  // Each agent tries the daemons in another order: without one leader per job, two daemons
-  // would each hold half of the job and neither half could form a round.
-  std::vector<std::unique_ptr<ChildProcess>> agents;
-  for (size_t first : {size_t{0}, size_t{1}}) {
-    agents.push_back(StartAgent(
-        {"--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + EndpointsFrom(daemons, first),
-         "--rdzv_id=failover", QuickRendezvousFlag(30), kTestWorker, "wait-for-signal"}));
-  }
-  std::vector<pid_t> workers;
-  for (auto& agent : agents) {
-    auto line = agent->WaitForStdoutLine(
-        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
-    INFO(agent->stderr_text());
-    REQUIRE(line.has_value());
-    workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
-  }
+  TwoNodeJob job(daemons, "failover");
   // One daemon acts for the job; the others do not run it.
   std::vector<size_t> running;
   for (size_t i = 0; i < daemons.size(); ++i) {
@@ -69,34 +109,22 @@ TEST_CASE(
   Daemon& leader = *daemons[running[0]];
   Daemon& bystander = *daemons[(running[0] + 1) % 3];
   Daemon& survivor = *daemons[(running[0] + 2) % 3];
-  const auto job_running_at = [](Daemon& daemon) {
-    return AwaitStatus(
-        {"--rdzv_endpoint=" + daemon.endpoint(), "--json"}, [](const std::string& out) {
-          return Count(out, "\"state\": \"running\"") == 3 && Count(out, "\"round\": 0") == 1;
-        });
-  };
 
   bystander.process().Signal(SIGKILL);
   REQUIRE(bystander.process().Wait(10s).has_value());
-  auto [unchanged, before] = job_running_at(leader);
+  auto [unchanged, before] = AwaitRoundZeroAtOneOf({&leader});
   INFO(before);
-  CHECK(unchanged);  // the job and both nodes, in round 0, at the leader
+  CHECK(unchanged);
   CHECK_FALSE(SaysItLeads(bystander.process(), "failover"));
 
   leader.process().Signal(SIGKILL);
   REQUIRE(leader.process().Wait(10s).has_value());
   CHECK(SaysItLeads(leader.process(), "failover"));
-  auto [back, last] = job_running_at(survivor);
-  INFO(last);
-  INFO(agents[0]->stderr_text() + agents[1]->stderr_text());
-  REQUIRE(back);  // the job and both nodes, running round 0 again, at the third daemon
+  auto [back, last] = AwaitRoundZeroAtOneOf({&survivor});
+  INFO(last << job.AgentsStderr());
+  REQUIRE(back);
 
-  for (pid_t worker : workers) ::kill(worker, SIGTERM);
-  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
-  for (auto& agent : agents) {
-    INFO(agent->stdout_text() + agent->stderr_text());
-    CHECK(Count(agent->stdout_text(), "]: ready ") == 1);  // never restarted
-  }
+  job.EndUnrestarted();
   survivor.process().Signal(SIGTERM);
   REQUIRE(survivor.process().Wait(10s).has_value());  // its output is read to the end
   CHECK(SaysItLeads(survivor.process(), "failover"));
@@ -107,45 +135,44 @@ TEST_CASE("every daemon killed and started again at once while the job trains: t
   EtcdCluster cluster(1);
   std::vector<std::unique_ptr<Daemon>> daemons;
   for (int i = 0; i < 2; ++i) daemons.push_back(std::make_unique<Daemon>(OnEtcd(cluster)));
-  std::vector<std::unique_ptr<ChildProcess>> agents;
-  for (size_t first : {size_t{0}, size_t{1}}) {
-    agents.push_back(StartAgent(
-        {"--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + EndpointsFrom(daemons, first),
-         "--rdzv_id=restarted", QuickRendezvousFlag(30), kTestWorker, "wait-for-signal"}));
-  }
-  std::vector<pid_t> workers;
-  for (auto& agent : agents) {
-    auto line = agent->WaitForStdoutLine(
-        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
-    INFO(agent->stderr_text());
-    REQUIRE(line.has_value());
-    workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
-  }
+  TwoNodeJob job(daemons, "restarted");
   // Both at once, as a rolling upgrade gone wrong or a power cut of the control plane's hosts:
   // each killed, then each started again on its port.
   for (auto& daemon : daemons) daemon->process().Signal(SIGKILL);
   for (auto& daemon : daemons) daemon->Restart();
-  // The job, both nodes in round 0, at one of the new daemons.
-  bool back = false;
-  std::string last;
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (!back && std::chrono::steady_clock::now() < deadline) {
-    for (auto& daemon : daemons) {
-      auto status = RunStatus({"--rdzv_endpoint=" + daemon->endpoint(), "--json"});
-      last = status.out + status.err;
-      back = back || (Count(status.out, "\"state\": \"running\"") == 3 &&
-                      Count(status.out, "\"round\": 0") == 1);
-    }
-    if (!back) std::this_thread::sleep_for(20ms);
-  }
-  INFO(last << agents[0]->stderr_text() << agents[1]->stderr_text());
+  auto [back, last] = AwaitRoundZeroAtOneOf({daemons[0].get(), daemons[1].get()});
+  INFO(last << job.AgentsStderr());
   REQUIRE(back);
-  for (pid_t worker : workers) ::kill(worker, SIGTERM);
-  for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
-  for (auto& agent : agents) {
-    INFO(agent->stdout_text() + agent->stderr_text());
-    CHECK(Count(agent->stdout_text(), "]: ready ") == 1);  // never restarted
+  job.EndUnrestarted();
+}
+
+TEST_CASE("two of three etcd members lost while the job trains: no worker is stopped") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(3);
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (int i = 0; i < 2; ++i) daemons.push_back(std::make_unique<Daemon>(OnEtcd(cluster)));
+  TwoNodeJob job(daemons, "quorum");
+  std::vector<Daemon*> leading;
+  for (auto& daemon : daemons) {
+    if (RunsJob(*daemon, "quorum")) leading.push_back(daemon.get());
   }
+  REQUIRE(leading.size() == 1);
+  // Without a quorum the leader's lease cannot be renewed: it stops acting for the job (its log
+  // says so) while the workers run on.
+  cluster.Kill(0);
+  cluster.Kill(1);
+  auto gave_up = leading[0]->process().WaitForStderrLine([](const std::string& l) {
+    return l.find("no longer leads job 'quorum'") != std::string::npos;
+  });
+  INFO(leading[0]->process().stderr_text());
+  REQUIRE(gave_up.has_value());
+  for (pid_t worker : job.workers) CHECK(::kill(worker, 0) == 0);
+  // A quorum again: the job, as it was, at one of the daemons.
+  cluster.Restart(0);
+  auto [back, last] = AwaitRoundZeroAtOneOf({daemons[0].get(), daemons[1].get()});
+  INFO(last << job.AgentsStderr());
+  REQUIRE(back);
+  job.EndUnrestarted();
 }
 
 }  // namespace
