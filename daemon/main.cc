@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -40,6 +41,8 @@ struct EtcdStore {
   std::unique_ptr<ddprun::etcd::EtcdClient> client;
   std::unique_ptr<ddprun::etcd::EtcdJobStore> jobs;
   std::unique_ptr<ddprun::etcd::EtcdJobLeadership> leadership;
+  // What the daemons sharing this store tell submitters (StartJobResponse.shared_store).
+  std::string shared_store;
 };
 
 // Who this daemon is, in its leader keys: unique while it lives.
@@ -67,8 +70,11 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
   }
   GetLogger("rendezvous")
       ->info("the jobs' store is in etcd, under {}, served by {}", config.etcd_prefix,
-             member.value());
+             member.value().description);
   EtcdStore store;
+  char cluster[17];
+  std::snprintf(cluster, sizeof(cluster), "%016" PRIx64, member.value().cluster_id);
+  store.shared_store = "etcd cluster " + std::string(cluster) + " " + config.etcd_prefix;
   store.client = std::move(client).value();
   store.jobs = std::make_unique<etcd::EtcdJobStore>(*store.client, config.etcd_prefix);
   etcd::JobLeadershipSettings leadership;
@@ -111,7 +117,6 @@ int main(int argc, char** argv) {
   jobs.token_file = config.token_file;
   jobs.allow_root_jobs = config.allow_root_jobs;
   JobTable job_table(jobs);
-  JobService job_service(job_table, config.token);
 
   EtcdStore etcd_store;
   if (config.store.etcd) {
@@ -122,6 +127,7 @@ int main(int argc, char** argv) {
     }
     etcd_store = std::move(opened).value();
   }
+  JobService job_service(job_table, config.token, etcd_store.shared_store);
 
   RendezvousServerOptions options;
   options.store = etcd_store.jobs.get();

@@ -74,6 +74,7 @@ grpc::Status JobService::Start(grpc::ServerContext* context, const v1::StartJobR
   if (auto auth = AuthenticateCall(*context, token_); !auth.ok()) return auth;
   const JobStart start = JobStartOf(*request, CallerIdentity(*context));
   auto log = GetLogger("daemon");
+  response->set_shared_store(shared_store_);
   if (request->check_only()) {
     Status checked = table_.Check(start);
     if (!checked.ok()) {

@@ -13,7 +13,10 @@ namespace ddprun {
 
 class JobService final : public v1::Jobs::Service {
  public:
-  JobService(JobTable& table, std::string token) : table_(table), token_(std::move(token)) {}
+  // `shared_store`: what every start's answer says of the store the daemon's rendezvous keeps
+  // its jobs in (StartJobResponse.shared_store); empty for the daemon's own.
+  JobService(JobTable& table, std::string token, std::string shared_store)
+      : table_(table), token_(std::move(token)), shared_store_(std::move(shared_store)) {}
 
   grpc::Status Start(grpc::ServerContext* context, const v1::StartJobRequest* request,
                      v1::StartJobResponse* response) override;
@@ -32,6 +35,7 @@ class JobService final : public v1::Jobs::Service {
  private:
   JobTable& table_;
   const std::string token_;
+  const std::string shared_store_;
 };
 
 }  // namespace ddprun

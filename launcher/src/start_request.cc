@@ -28,6 +28,7 @@ v1::StartJobRequest StartRequestFor(const SubmitRequest& request,
   for (const auto& name : hosts) start.add_hosts(name);
   start.set_host_index(static_cast<int>(host));
   for (const auto& arg : request.agent_args) start.add_agent_args(arg);
+  start.add_agent_args("--rdzv_endpoint=" + request.agent_rendezvous);
   for (const auto& arg : request.program) start.add_program(arg);
   start.set_working_dir(request.working_dir);
   start.mutable_environment()->insert(request.environment.begin(), request.environment.end());

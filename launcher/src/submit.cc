@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -58,17 +59,34 @@ bool RootCauseHostLost(const WorkerFailure& root_cause, const FollowResult& foll
 
 using JobClients = std::vector<std::unique_ptr<JobClient>>;
 
-// Every host checks that the job could start there. An error names the first refusal.
-Status CheckEveryHost(const SubmitRequest& request, JobClients& clients) {
+// "h0:p,h1:p,...": every listed host's daemon, spares included, in the order given.
+std::string JoinedHosts(const SubmitRequest& request) {
+  std::string joined;
+  for (const std::string& host : request.hosts) joined += (joined.empty() ? "" : ",") + host;
+  return joined;
+}
+
+// Every host checks that the job could start there. An error names the first refusal. Where
+// every daemon keeps its rendezvous in one shared store and --rdzv_endpoint was not given, the
+// agents get every host's daemon: the job's rounds then outlive the loss of any one host.
+Status CheckEveryHost(SubmitRequest& request, JobClients& clients) {
+  std::vector<v1::StartJobResponse> answers(request.hosts.size());
   size_t failed = 0;
   const std::string failure = FirstFailure(
       OnEveryHost(request.hosts.size(),
                   [&](size_t i) {
                     return clients[i]->Start(StartRequestFor(request, request.hosts, i, true),
-                                             kStartTimeout);
+                                             kStartTimeout, &answers[i]);
                   }),
       &failed);
-  if (failed == 0) return Status::Ok();
+  if (failed == 0) {
+    const bool one_store = std::all_of(answers.begin(), answers.end(), [&](const auto& answer) {
+      return !answer.shared_store().empty() &&
+             answer.shared_store() == answers.front().shared_store();
+    });
+    if (one_store && !request.rendezvous_given) request.agent_rendezvous = JoinedHosts(request);
+    return Status::Ok();
+  }
   return FailedPreconditionError(
       "job " + request.job_id + " not started: " + failure +
       (failed > 1 ? " (and " + std::to_string(failed - 1) + " more hosts)" : "") +
@@ -142,7 +160,7 @@ int Follow(const SubmitRequest& request) {
   FollowResult followed =
       FollowJob(request.job_id, request.RunningHosts(), request.security, options, console);
   input.reset();  // the job has ended: so does its input
-  return ConcludeJob(request.job_id, followed, request.rendezvous, request.security, console);
+  return ConcludeJob(request.job_id, followed, request.agent_rendezvous, request.security, console);
 }
 
 }  // namespace
@@ -169,7 +187,15 @@ int ConcludeJob(const std::string& job_id, const FollowResult& followed,
   if (status == 0 || rendezvous.empty()) return status;
   // The root cause's agent printed the report unless none saw a worker fail (a node was lost,
   // a timeout) or that agent's host is the one lost: then the rendezvous says why.
-  auto jobs = FetchJobStatus(rendezvous, security, job_id, std::chrono::seconds(3));
+  // With daemons on one etcd, the one leading the job holds it: each is asked in turn.
+  Result<std::vector<JobSnapshot>> jobs = std::vector<JobSnapshot>();
+  for (size_t start = 0; start <= rendezvous.size();) {
+    const size_t comma = std::min(rendezvous.find(',', start), rendezvous.size());
+    jobs = FetchJobStatus(rendezvous.substr(start, comma - start), security, job_id,
+                          std::chrono::seconds(3));
+    if (jobs.ok() && !jobs->empty()) break;
+    start = comma + 1;
+  }
   if (!jobs.ok() || jobs->empty()) {
     console.Note("ddprun: job " + job_id + " failed with exit status " + std::to_string(status) +
                  "; its rendezvous cannot say why: " +
@@ -183,7 +209,7 @@ int ConcludeJob(const std::string& job_id, const FollowResult& followed,
   return status;
 }
 
-int SubmitJob(const SubmitRequest& request) {
+int SubmitJob(SubmitRequest request) {
   BlockStopSignals();  // before gRPC starts its threads; a signal meanwhile waits
   JobClients clients;
   for (const auto& host : request.hosts) {

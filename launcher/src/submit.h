@@ -12,11 +12,12 @@ namespace ddprun {
 
 // Returns ddprun's exit status: the job's root-cause exit status, 128+N after signal N, 1 when it
 // could not start (the error, naming the host, is printed).
-int SubmitJob(const SubmitRequest& request);
+int SubmitJob(SubmitRequest request);
 
 // The exit status of a followed job (1 when it was ended for a lost host), after saying on
 // `console`, when no host's agent could report the job's root cause, what the rendezvous (when
-// known: may be empty) says it was. FollowJob said which hosts were lost.
+// known: may be empty; "h:p,h:p": the first that holds the job) says it was. FollowJob said which
+// hosts were lost.
 int ConcludeJob(const std::string& job_id, const FollowResult& followed,
                 const std::string& rendezvous, const ClientSecurity& security,
                 RemoteConsole& console);

@@ -34,7 +34,11 @@ struct SubmitRequest {
   bool detach = false;                                 // print the job id and return once it runs
   bool forward_input = false;  // stdin to global rank 0 (--stdin=0, stdin forwardable)
   std::string rendezvous;      // "host:port" of the job's rendezvous
-  ClientSecurity security;     // how to reach the daemons
+  // The agents' --rdzv_endpoint: `rendezvous`, or every host's daemon where they share one store
+  // (etcd) and --rdzv_endpoint was not given, so that the job outlives any one host.
+  std::string agent_rendezvous;
+  bool rendezvous_given = false;  // --rdzv_endpoint was
+  ClientSecurity security;        // how to reach the daemons
 
   // The first `nodes` hosts.
   std::vector<std::string> RunningHosts() const {

@@ -65,6 +65,8 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, const FlagParser& par
   }
   request.job_id = config.run_id;
   request.rendezvous = config.rdzv_host + ":" + std::to_string(config.rdzv_port);
+  request.agent_rendezvous = request.rendezvous;
+  request.rendezvous_given = parsed.Given("--rdzv_endpoint");
   request.security = config.security;
   request.detach = raw.detach;
   // As on one node: a terminal, pipe or socket is read and passed to global rank 0; a file or
@@ -92,7 +94,7 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, const FlagParser& par
   request.agent_args.insert(
       request.agent_args.end(),
       {"--nnodes=" + std::to_string(config.min_nodes) + ":" + std::to_string(config.max_nodes),
-       "--rdzv_endpoint=" + request.rendezvous, "--rdzv_id=" + request.job_id, "--tty=" + tty});
+       "--rdzv_id=" + request.job_id, "--tty=" + tty});
   return request;
 }
 

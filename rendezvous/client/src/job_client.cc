@@ -45,12 +45,13 @@ Status JobClient::Failed(const grpc::Status& status) const {
   return Status(FromGrpcStatus(status).code(), "host " + address_ + ": " + message);
 }
 
-Status JobClient::Start(const v1::StartJobRequest& request, std::chrono::milliseconds timeout) {
+Status JobClient::Start(const v1::StartJobRequest& request, std::chrono::milliseconds timeout,
+                        v1::StartJobResponse* response) {
   grpc::ClientContext context;
   AddToken(context, security_);
   context.set_deadline(std::chrono::system_clock::now() + timeout);
-  v1::StartJobResponse response;
-  const grpc::Status status = stub_->Start(&context, request, &response);
+  v1::StartJobResponse ignored;
+  const grpc::Status status = stub_->Start(&context, request, response ? response : &ignored);
   return status.ok() ? Status::Ok() : Failed(status);
 }
 

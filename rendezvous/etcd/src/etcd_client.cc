@@ -435,15 +435,16 @@ Status EtcdClient::RevokeLease(int64_t lease) {
   });
 }
 
-Result<std::string> EtcdClient::MemberStatus() {
+Result<EtcdClient::MemberReport> EtcdClient::MemberStatus() {
   pb::StatusRequest request;
   pb::StatusResponse response;
   Status status = members_->OnSomeMember("status", [&](Member& m, grpc::ClientContext& c) {
     return m.maintenance->Status(&c, request, &response);
   });
   if (!status.ok()) return status;
-  return members_->members[members_->current.load()].endpoint + " (etcd " + response.version() +
-         ")";
+  return MemberReport{.description = members_->members[members_->current.load()].endpoint +
+                                     " (etcd " + response.version() + ")",
+                      .cluster_id = response.header().cluster_id()};
 }
 
 }  // namespace ddprun::etcd

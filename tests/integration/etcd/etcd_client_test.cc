@@ -111,13 +111,13 @@ TEST_CASE("the etcd client moves to another member while a minority is down") {
   EtcdCluster cluster(3);
   auto client = cluster.OpenClient();
   REQUIRE(client->Put("/ddprun/k", "before").ok());
-  const std::string answering = client->MemberStatus().value();
+  const std::string answering = client->MemberStatus().value().description;
   CHECK(answering.rfind(cluster.ClientEndpoint(0), 0) == 0);
 
   cluster.Kill(0);  // the member the client was using
   REQUIRE(client->Put("/ddprun/k", "one down").ok());
   CHECK(client->Get("/ddprun/k")->value().value == "one down");
-  CHECK(client->MemberStatus().value().rfind(cluster.ClientEndpoint(0), 0) != 0);
+  CHECK(client->MemberStatus().value().description.rfind(cluster.ClientEndpoint(0), 0) != 0);
 
   cluster.Kill(1);  // no quorum: writes and linearizable reads cannot be served
   auto no_quorum = client->Put("/ddprun/k", "two down");

@@ -35,7 +35,9 @@ TEST_CASE("a job for --hosts gets --nnodes, the first host's rendezvous and a jo
   CHECK(request.program == std::vector<std::string>{"train.py", "--epochs", "3"});
   CHECK(Has(request.agent_args, "--nproc_per_node=8"));
   CHECK(Has(request.agent_args, "--nnodes=3:3"));
-  CHECK(Has(request.agent_args, "--rdzv_endpoint=h0:29400"));
+  // The agents' rendezvous, until the daemons' answers say they share a store (submit.cc).
+  CHECK(request.agent_rendezvous == "h0:29400");
+  CHECK_FALSE(request.rendezvous_given);
   CHECK(Has(request.agent_args, "--rdzv_id=" + request.job_id));
   // The submitter's own options never reach the agents.
   for (const std::string& arg : request.agent_args) {
@@ -52,6 +54,8 @@ TEST_CASE("the user's --nnodes, --rdzv_endpoint and --rdzv_id win, and its token
                                      "--rdzv-id", "job-7", "--token-file", dir / "token",
                                      "--detach", "--export=NONE", "--max_restarts=2", "prog"});
   CHECK(request.rendezvous == "r:1234");
+  CHECK(request.agent_rendezvous == "r:1234");
+  CHECK(request.rendezvous_given);
   CHECK(request.job_id == "job-7");
   CHECK(request.security.token == "secret");
   CHECK(request.detach);

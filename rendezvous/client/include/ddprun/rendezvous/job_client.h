@@ -34,8 +34,10 @@ class JobClient {
 
   const std::string& address() const { return address_; }
 
-  // Start (or, with check_only, only check) the node agent on this host.
-  Status Start(const v1::StartJobRequest& request, std::chrono::milliseconds timeout);
+  // Start (or, with check_only, only check) the node agent on this host; the daemon's answer in
+  // `response` where one is given.
+  Status Start(const v1::StartJobRequest& request, std::chrono::milliseconds timeout,
+               v1::StartJobResponse* response = nullptr);
   // Cancels the job here. With `wait`, returns once its agent has ended (the daemon's grace at
   // most) and how it ended; without, once the agent is told to stop (nullopt while it stops).
   Result<std::optional<JobExit>> Cancel(const std::string& job_id, bool wait);

@@ -111,8 +111,13 @@ class EtcdClient {
   Result<int64_t> KeepLeaseAlive(int64_t lease);
   Status RevokeLease(int64_t lease);
 
-  // The member answering now and its etcd version: "127.0.0.1:2379 (etcd 3.4.23)".
-  Result<std::string> MemberStatus();
+  struct MemberReport {
+    std::string
+        description;  // the member answering and its version: "127.0.0.1:2379 (etcd 3.4.23)"
+    uint64_t cluster_id = 0;  // the cluster's, the same from every member
+  };
+  // What the member answering now says of itself.
+  Result<MemberReport> MemberStatus();
 
  private:
   struct Members;

@@ -1,0 +1,107 @@
+// A --hosts job over daemons that keep their rendezvous in one etcd (docs/control_plane.md): the
+// submitter sees from the daemons' answers that they share a store and gives the agents every
+// host's daemon, so the job outlives the host that served its rounds. Real etcd, real ddprund
+// daemons on loopback ports of their own (each a "host": kill -9 of one takes its agent and
+// workers with it), a real submitter. The same hosts on the in-memory store keep one daemon.
+#include <signal.h>
+
+#include <set>
+
+#include "integration/multinode/host_daemon_support.h"
+#include "support/etcd_cluster.h"
+#include "support/skip.h"
+
+namespace ddprun::testing {
+namespace {
+
+// Daemons that run jobs (as root, where the tests run as root), with one token, on `store`.
+struct JobDaemons {
+  JobDaemons(int count, const std::vector<std::string>& store) {
+    WriteFile(token_file, "etcd-hosts-token\n");
+    for (int i = 0; i < count; ++i) {
+      std::vector<std::string> args = {"--token-file=" + token_file, "--allow-root-jobs",
+                                       "--agent-program=" + kDdprun};
+      args.insert(args.end(), store.begin(), store.end());
+      daemons.push_back(std::make_unique<Daemon>(args));
+    }
+  }
+
+  // "127.0.0.1:P0,127.0.0.1:P1,...".
+  std::string hosts() const {
+    std::string list;
+    for (const auto& daemon : daemons) list += (list.empty() ? "" : ",") + daemon->endpoint();
+    return list;
+  }
+
+  // `ddprun --hosts=... --nnodes=2 --rdzv_id=MARKER`: each rank says which round it runs, then
+  // runs until stopped.
+  std::unique_ptr<ChildProcess> Submit(const std::string& marker) const {
+    return std::make_unique<ChildProcess>(std::vector<std::string>{
+        kDdprun, "--token-file=" + token_file, "--hosts=" + hosts(), "--nnodes=2",
+        "--rdzv_id=" + marker, QuickRendezvousFlag(30), "sh", "-c",
+        "echo \"ready $RANK of $WORLD_SIZE in round $DDPRUN_ROUND\"; while :; do sleep 0.1; done",
+        marker});
+  }
+
+  ScratchDir dir;
+  std::string token_file = dir / "token";
+  std::vector<std::unique_ptr<Daemon>> daemons;
+};
+
+// Every --rdzv_endpoint the job's agents were given.
+std::set<std::string> RendezvousGiven(const std::string& marker) {
+  std::set<std::string> given;
+  const std::string flag = "--rdzv_endpoint=";
+  for (const auto& [pid, unused] : ProcessesMentioning("--rdzv_id=" + marker)) {
+    const std::string command = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    for (size_t at = command.find(flag); at != std::string::npos; at = command.find(flag, at + 1)) {
+      if (at == 0 || command[at - 1] == '\0') {
+        given.insert(command.substr(at + flag.size(), command.find('\0', at) - at - flag.size()));
+      }
+    }
+  }
+  return given;
+}
+
+TEST_CASE(
+    "a --hosts job over daemons on one etcd outlives the host that served its rounds, a spare "
+    "taking its place") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  JobDaemons hosts(3, {"--store=etcd", "--etcd-endpoints=" + cluster.EndpointList()});
+  const std::string marker = "etcdhosts-" + std::to_string(::getpid());
+  auto submitter = hosts.Submit(marker);
+  REQUIRE(AwaitLines(*submitter, "ready ", 2));
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  CHECK(RendezvousGiven(marker) == std::set<std::string>{hosts.hosts()});
+
+  // The first host's daemon serves the job's rounds: it goes, with its agent and workers.
+  const std::string lost = hosts.daemons[0]->endpoint();
+  hosts.daemons[0]->process().Signal(SIGKILL);
+  REQUIRE(AwaitLines(*submitter, "ready ", 4));
+  CHECK(Count(submitter->stdout_text(), " of 2 in round ") == 4);
+  CHECK(Count(submitter->stderr_text(), "ddprun: started job " + marker + " on spare host " +
+                                            hosts.daemons[2]->endpoint() + " in place of " +
+                                            lost) == 1);
+
+  submitter->Signal(SIGINT);
+  auto exit = submitter->Wait(60s);
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 128 + SIGINT);
+  CHECK(AwaitNoProcesses(marker));
+}
+
+TEST_CASE("a --hosts job over daemons on the in-memory store keeps the first host's rendezvous") {
+  JobDaemons hosts(2, {});
+  const std::string marker = "memoryhosts-" + std::to_string(::getpid());
+  auto submitter = hosts.Submit(marker);
+  REQUIRE(AwaitLines(*submitter, "ready ", 2));
+  INFO(submitter->stdout_text() << submitter->stderr_text());
+  CHECK(RendezvousGiven(marker) == std::set<std::string>{hosts.daemons[0]->endpoint()});
+  submitter->Signal(SIGINT);
+  REQUIRE(submitter->Wait(60s).has_value());
+  CHECK(AwaitNoProcesses(marker));
+}
+
+}  // namespace
+}  // namespace ddprun::testing
