@@ -14,7 +14,6 @@ host dies every other node's rendezvous is gone and the job ends, whatever --max
 """
 import glob
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -22,44 +21,11 @@ import sys
 import tempfile
 import time
 
-from common import (BIN, DDPRUN, report_against_goal, require, unshared_loopback_endpoint,
-                    wait_for)
+from common import DDPRUN, report_against_goal, require, wait_for
+from etcd_daemons import DDPRUND, ETCD, EtcdMembers, start_daemon, stop_daemon
 
-DDPRUND = os.path.join(BIN, "ddprund")
-ETCD = "/usr/bin/etcd"
 WORKERS = 2
 GOAL_S = 3 + 1  # the default heartbeat_timeout, plus 1 s
-
-
-def start_etcd(work):
-    """One member on a loopback address of this process's own; waits until it serves."""
-    address = unshared_loopback_endpoint().split(":")[0]
-    log = open(f"{work}/etcd.log", "w")
-    member = subprocess.Popen([
-        ETCD, "--name", "m0", "--data-dir", f"{work}/etcd",
-        "--listen-client-urls", f"http://{address}:2379",
-        "--advertise-client-urls", f"http://{address}:2379",
-        "--listen-peer-urls", f"http://{address}:2380",
-        "--initial-advertise-peer-urls", f"http://{address}:2380",
-        "--initial-cluster", f"m0=http://{address}:2380"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while "ready to serve client requests" not in open(f"{work}/etcd.log").read():
-        if member.poll() is not None or time.monotonic() > deadline:
-            sys.exit(f"bench: etcd did not start; see {work}/etcd.log")
-        time.sleep(0.02)
-    return member, f"{address}:2379"
-
-
-def start_daemon(etcd_endpoint):
-    """A ddprund on the etcd store, on a port of its own choosing; it and its "host:port"."""
-    daemon = subprocess.Popen([DDPRUND, "--port=0", "--store=etcd",
-                               f"--etcd-endpoints={etcd_endpoint}"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = daemon.stdout.readline()
-    if not line.startswith("ddprund listening on "):
-        sys.exit(f"bench: ddprund did not start: {line!r}")
-    return daemon, line.split()[-1]
 
 
 def job_at(endpoint, job_id):
@@ -84,8 +50,8 @@ def one_failover(run):
     work = tempfile.mkdtemp(prefix="ddprun-failover-")
     etcd, daemons, agents = None, [], []
     try:
-        etcd, etcd_endpoint = start_etcd(work)
-        daemons = [start_daemon(etcd_endpoint) for _ in range(2)]
+        etcd = EtcdMembers(1)
+        daemons = [start_daemon(etcd.endpoints) for _ in range(2)]
         endpoints = ",".join(endpoint for _, endpoint in daemons)
         job_id = f"failover-{run}"
         # Each rank records that it started, then runs until stopped.
@@ -118,12 +84,9 @@ def one_failover(run):
         for agent in agents:
             agent.wait(timeout=60)
         for daemon, _ in daemons:
-            if daemon.poll() is None:
-                daemon.terminate()
-            daemon.wait()
+            stop_daemon(daemon)
         if etcd:
-            etcd.terminate()
-            etcd.wait()
+            etcd.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

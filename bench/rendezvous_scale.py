@@ -6,7 +6,7 @@ and the daemon's peak memory. torchrun cannot be run at this scale here; its pub
 are quoted in bench/RESULTS.md.
 
 Usage: /usr/bin/python3 bench/rendezvous_scale.py [RUNS] [--sizes=1024,4096]
-                                                  [--ddprund=LABEL=PATH ...] [--scrape]
+                                                  [--ddprund=LABEL=PATH ...] [--scrape] [--etcd]
 
 With several --ddprund (say a build before a change and one after), the runs are interleaved:
 for each size, run 1 of each daemon, then run 2 of each, and so on, so that a drift of the
@@ -15,15 +15,22 @@ machine falls on all of them alike. Default: this tree's build, every size of SI
 --scrape: each daemon is also run, interleaved, with --metrics-port and a scraper that GETs
 /metrics once a second for the whole run (Prometheus at a 1 s scrape_interval), as
 "LABEL+scrape": what serving the metrics costs the control plane.
+
+--etcd: each daemon is also run, interleaved, with --store=etcd on a 3-member etcd cluster
+(Debian's etcd-server, started once; each run under a prefix of its own), as "LABEL on etcd":
+the job's leader key and its store keys in etcd (issue 29's goals: a 16k round under 3 s, at most
+2x the in-memory store at 1k).
 """
 import argparse
 import os
 import subprocess
 import sys
 import threading
+import itertools
 import urllib.request
 
 from common import ROOT, median, require
+from etcd_daemons import ETCD, EtcdMembers
 
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
 DDPRUND = os.path.join(BUILD, "bin", "ddprund")
@@ -50,11 +57,18 @@ def scrape_every_second(port, stop):
             answer.read()
 
 
-def one_run(ddprund, nodes, scrape=False):
+_etcd_runs = itertools.count()
+
+
+def one_run(ddprund, nodes, scrape=False, etcd=None):
     """A fresh daemon, N agents: ({figure: seconds}, daemon peak MiB). With `scrape`, the
-    daemon serves its metrics and is scraped every second meanwhile."""
-    daemon = subprocess.Popen([ddprund, "--port=0"] + (["--metrics-port=0"] if scrape else []),
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    daemon serves its metrics and is scraped every second meanwhile; with `etcd` (EtcdMembers),
+    it keeps its jobs there, under a prefix no other run uses."""
+    store = [] if etcd is None else [
+        "--store=etcd", f"--etcd-endpoints={etcd.endpoints}",
+        f"--etcd-prefix=/bench/{next(_etcd_runs)}/"]
+    daemon = subprocess.Popen([ddprund, "--port=0"] + (["--metrics-port=0"] if scrape else []) +
+                              store, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     stop = threading.Event()
     scraper = None
     try:
@@ -95,29 +109,44 @@ def main():
                         help="LABEL=PATH of a ddprund to measure; may be repeated")
     parser.add_argument("--scrape", action="store_true",
                         help="also run each daemon scraped every second, interleaved")
+    parser.add_argument("--etcd", action="store_true",
+                        help="also run each daemon on a 3-member etcd, interleaved")
     args = parser.parse_args()
-    daemons = [tuple(d.split("=", 1)) + (False,) for d in args.ddprund] or [
-        ("this build", DDPRUND, False)]
+    daemons = [tuple(d.split("=", 1)) + (False, False) for d in args.ddprund] or [
+        ("this build", DDPRUND, False, False)]
     if args.scrape:
-        daemons += [(label + "+scrape", path, True) for label, path, _ in daemons]
-    for label, path, _ in daemons:
+        daemons += [(label + "+scrape", path, True, False) for label, path, _, _ in daemons]
+    if args.etcd:
+        require(ETCD, "etcd (Debian's etcd-server)")
+        daemons += [(label + " on etcd", path, scrape, True)
+                    for label, path, scrape, _ in daemons]
+    for label, path, _, _ in daemons:
         require(path, f"ddprund ({label})")
     require(GENERATOR, "the load generator (bench/rendezvous_scale.cc)")
     sizes = [int(n) for n in args.sizes.split(",")]
-    for nodes in sizes:
-        samples = {label: [] for label, _, _ in daemons}
-        for _ in range(args.runs):
-            for label, path, scrape in daemons:
-                samples[label].append(one_run(path, nodes, scrape))
-        for label, _, _ in daemons:
-            runs = samples[label]
-            memory = [m for _, m in runs]
-            text = "   ".join(f"{name[:-2]} {spread([f[name] for f, _ in runs])}"
-                               for name in FIGURES)
-            target = f"   (target: {TARGETS[nodes]})" if nodes in TARGETS else ""
-            print(f"N={nodes:5d} {label:>17}  {text}   ddprund peak "
-                  f"{spread(memory, 1.0, 'MiB')}  n={len(runs)}{target}", flush=True)
+    etcd = EtcdMembers(3) if args.etcd else None
+    try:
+        for nodes in sizes:
+            measure_size(nodes, daemons, args.runs, etcd)
+    finally:
+        if etcd:
+            etcd.close()
 
+
+def measure_size(nodes, daemons, runs, etcd):
+    """RUNS interleaved runs of each daemon at N agents, and a line of figures for each."""
+    samples = {label: [] for label, _, _, _ in daemons}
+    for _ in range(runs):
+        for label, path, scrape, on_etcd in daemons:
+            samples[label].append(one_run(path, nodes, scrape, etcd if on_etcd else None))
+    for label, _, _, _ in daemons:
+        figures = samples[label]
+        memory = [m for _, m in figures]
+        text = "   ".join(f"{name[:-2]} {spread([f[name] for f, _ in figures])}"
+                           for name in FIGURES)
+        target = f"   (target: {TARGETS[nodes]})" if nodes in TARGETS else ""
+        print(f"N={nodes:5d} {label:>17}  {text}   ddprund peak "
+              f"{spread(memory, 1.0, 'MiB')}  n={len(figures)}{target}", flush=True)
 
 if __name__ == "__main__":
     main()

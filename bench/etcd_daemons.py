@@ -1,0 +1,75 @@
+"""etcd members (Debian's etcd-server) and `ddprund --store=etcd` daemons on them, for the
+benchmarks of daemons on etcd. Every member listens on a loopback address of this process's own
+(common.unshared_loopback_endpoint), so no other benchmark or test shares it."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import BIN, unshared_loopback_endpoint
+
+DDPRUND = os.path.join(BIN, "ddprund")
+ETCD = "/usr/bin/etcd"
+
+
+class EtcdMembers:
+    """`count` members of one new cluster, each serving clients once the constructor returns.
+    Quick elections, as a local cluster allows (50 ms heartbeats, 500 ms election timeout)."""
+
+    def __init__(self, count=1):
+        self.work = tempfile.mkdtemp(prefix="ddprun-etcd-")
+        names = [f"m{i}" for i in range(count)]
+        clients = [unshared_loopback_endpoint() for _ in names]
+        peers = [unshared_loopback_endpoint() for _ in names]
+        cluster = ",".join(f"{name}=http://{peer}" for name, peer in zip(names, peers))
+        self.endpoints = ",".join(clients)
+        self.members = []
+        for name, client, peer in zip(names, clients, peers):
+            log = open(os.path.join(self.work, f"{name}.log"), "w")
+            self.members.append(subprocess.Popen([
+                ETCD, "--name", name, "--data-dir", os.path.join(self.work, name),
+                "--listen-client-urls", f"http://{client}", "--advertise-client-urls",
+                f"http://{client}", "--listen-peer-urls", f"http://{peer}",
+                "--initial-advertise-peer-urls", f"http://{peer}", "--initial-cluster", cluster,
+                "--heartbeat-interval", "50", "--election-timeout", "500"],
+                stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 60
+        for name, member in zip(names, self.members):
+            log_path = os.path.join(self.work, f"{name}.log")
+            while "ready to serve client requests" not in open(log_path).read():
+                if member.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    sys.exit(f"bench: etcd member {name} did not start; see {log_path}")
+                time.sleep(0.02)
+
+    def close(self):
+        for member in self.members:
+            if member.poll() is None:
+                member.terminate()
+            member.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *unused):
+        self.close()
+
+
+def start_daemon(etcd_endpoints, ddprund=DDPRUND, extra=()):
+    """A ddprund on the etcd store, on a port of its own choosing: it and its "host:port"."""
+    daemon = subprocess.Popen([ddprund, "--port=0", "--store=etcd",
+                               f"--etcd-endpoints={etcd_endpoints}"] + list(extra),
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = daemon.stdout.readline()
+    if not line.startswith("ddprund listening on "):
+        sys.exit(f"bench: ddprund did not start: {line!r}")
+    return daemon, line.split()[-1]
+
+
+def stop_daemon(daemon):
+    if daemon.poll() is None:
+        daemon.terminate()
+    daemon.wait()
