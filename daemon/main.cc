@@ -18,6 +18,7 @@
 #include "ddprun/etcd/etcd_client.h"
 #include "ddprun/etcd/etcd_job_leadership.h"
 #include "ddprun/etcd/etcd_job_store.h"
+#include "ddprun/etcd/etcd_job_submissions.h"
 #include "ddprun/monitoring/http_endpoint.h"
 #include "ddprun/rendezvous/monitoring_routes.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
@@ -41,6 +42,8 @@ struct EtcdStore {
   std::unique_ptr<ddprun::etcd::EtcdClient> client;
   std::unique_ptr<ddprun::etcd::EtcdJobStore> jobs;
   std::unique_ptr<ddprun::etcd::EtcdJobLeadership> leadership;
+  // Which submission runs each job id, among the daemons on this store.
+  std::unique_ptr<ddprun::etcd::EtcdJobSubmissions> submissions;
   // What the daemons sharing this store tell submitters (StartJobResponse.shared_store).
   std::string shared_store;
 };
@@ -81,6 +84,9 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
   leadership.prefix = config.etcd_prefix;
   leadership.holder = LeaderHolderName();
   store.leadership = std::make_unique<etcd::EtcdJobLeadership>(*store.client, leadership);
+  store.submissions = std::make_unique<etcd::EtcdJobSubmissions>(
+      *store.client,
+      etcd::JobSubmissionsSettings{.prefix = config.etcd_prefix, .holder = leadership.holder});
   return store;
 }
 
@@ -112,12 +118,6 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  JobTableOptions jobs;
-  jobs.agent_program = config.agent_program.empty() ? AgentBesideDaemon() : config.agent_program;
-  jobs.token_file = config.token_file;
-  jobs.allow_root_jobs = config.allow_root_jobs;
-  JobTable job_table(jobs);
-
   EtcdStore etcd_store;
   if (config.store.etcd) {
     auto opened = OpenEtcdStore(config.store);
@@ -127,7 +127,18 @@ int main(int argc, char** argv) {
     }
     etcd_store = std::move(opened).value();
   }
-  JobService job_service(job_table, config.token, etcd_store.shared_store);
+
+  JobTableOptions jobs;
+  jobs.agent_program = config.agent_program.empty() ? AgentBesideDaemon() : config.agent_program;
+  jobs.token_file = config.token_file;
+  jobs.allow_root_jobs = config.allow_root_jobs;
+  if (etcd::EtcdJobSubmissions* submissions = etcd_store.submissions.get()) {
+    jobs.on_ended = [submissions](const std::string& job_id) { submissions->LetGo(job_id); };
+  }
+  JobTable job_table(jobs);  // destroyed first: its jobs' ends still reach etcd_store
+  JobService job_service(job_table, config.token,
+                         SharedJobStore{.description = etcd_store.shared_store,
+                                        .submissions = etcd_store.submissions.get()});
 
   RendezvousServerOptions options;
   options.store = etcd_store.jobs.get();

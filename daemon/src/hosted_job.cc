@@ -116,6 +116,7 @@ void HostedJob::Run(AgentLaunch launch, std::promise<Status>* started) {
   started->set_value(Status::Ok());  // `started` is gone from here on
   Relay(spawned->stdout_fd, spawned->stderr_fd);
   Reap();
+  if (launch.on_ended) launch.on_ended();
 }
 
 // Keeps what the agent writes until both streams end, killing it when a cancel's grace is over.

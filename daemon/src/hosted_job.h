@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -48,6 +49,9 @@ struct AgentLaunch {
   // Where the agent reads its workers' terminal size when it gets SIGWINCH (named to it by
   // DDPRUN_TERMINAL_SIZE_FILE, in `environment`); empty: its workers have no terminals.
   std::string terminal_size_file;
+  // Called on the job's thread once the agent has exited and been reaped (not when it could not
+  // start); may be empty.
+  std::function<void()> on_ended;
 };
 
 struct AgentExit {

@@ -74,16 +74,30 @@ grpc::Status JobService::Start(grpc::ServerContext* context, const v1::StartJobR
   if (auto auth = AuthenticateCall(*context, token_); !auth.ok()) return auth;
   const JobStart start = JobStartOf(*request, CallerIdentity(*context));
   auto log = GetLogger("daemon");
-  response->set_shared_store(shared_store_);
+  response->set_shared_store(shared_.description);
+  // Submissions of one job id to several daemons on one store: only one runs.
+  const bool recorded = shared_.submissions != nullptr && !request->submission_id().empty();
   if (request->check_only()) {
     Status checked = table_.Check(start);
+    if (checked.ok() && recorded) {
+      checked = shared_.submissions->Check(request->job_id(), request->submission_id());
+    }
     if (!checked.ok()) {
       log->info("job {} cannot start here, for {}: {}", start.description.job_id,
                 start.description.submitter, checked.message());
     }
     return ToGrpcStatus(checked);
   }
+  if (recorded) {
+    if (Status held = shared_.submissions->Hold(request->job_id(), request->submission_id());
+        !held.ok()) {
+      log->warn("job {} did not start, for {}: {}", start.description.job_id,
+                start.description.submitter, held.message());
+      return ToGrpcStatus(held);
+    }
+  }
   auto job = table_.Start(start);
+  if (!job.ok() && recorded) shared_.submissions->LetGo(request->job_id());
   if (!job.ok()) {
     log->warn("job {} did not start, for {}: {}", start.description.job_id,
               start.description.submitter, job.status().message());

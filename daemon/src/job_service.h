@@ -6,17 +6,27 @@
 
 #include <string>
 
+#include "ddprun/etcd/etcd_job_submissions.h"
 #include "ddprun/v1/jobs.grpc.pb.h"
 #include "job_table.h"
 
 namespace ddprun {
 
+// What a daemon whose rendezvous keeps its jobs in a store that other daemons share (etcd) adds
+// to its job service.
+struct SharedJobStore {
+  // What every start's answer says of the store (StartJobResponse.shared_store); empty: the
+  // daemon's own memory.
+  std::string description;
+  // Where the daemons record which submission runs each job id; null: nowhere. The job table's
+  // on_ended lets go of a job's record.
+  etcd::EtcdJobSubmissions* submissions = nullptr;
+};
+
 class JobService final : public v1::Jobs::Service {
  public:
-  // `shared_store`: what every start's answer says of the store the daemon's rendezvous keeps
-  // its jobs in (StartJobResponse.shared_store); empty for the daemon's own.
-  JobService(JobTable& table, std::string token, std::string shared_store)
-      : table_(table), token_(std::move(token)), shared_store_(std::move(shared_store)) {}
+  JobService(JobTable& table, std::string token, SharedJobStore shared = {})
+      : table_(table), token_(std::move(token)), shared_(std::move(shared)) {}
 
   grpc::Status Start(grpc::ServerContext* context, const v1::StartJobRequest* request,
                      v1::StartJobResponse* response) override;
@@ -35,7 +45,7 @@ class JobService final : public v1::Jobs::Service {
  private:
   JobTable& table_;
   const std::string token_;
-  const std::string shared_store_;
+  const SharedJobStore shared_;
 };
 
 }  // namespace ddprun

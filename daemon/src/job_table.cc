@@ -147,6 +147,11 @@ AgentLaunch JobTable::LaunchOf(const JobStart& start) const {
     environment["DDPRUN_TERMINAL_SIZE_FILE"] = launch.terminal_size_file;
   }
   launch.environment = ToEnvp(environment);
+  if (options_.on_ended) {
+    launch.on_ended = [on_ended = options_.on_ended, id = start.description.job_id] {
+      on_ended(id);
+    };
+  }
   return launch;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,6 +27,8 @@ struct JobTableOptions {
   // SIGTERM to SIGKILL of an agent, beyond its --shutdown_timeout (JobStart).
   std::chrono::milliseconds cancel_margin{15'000};
   size_t kept_ended_jobs = 64;  // ended jobs kept for attach, logs and status
+  // Called with a job's id, on its own thread, once its agent has ended; may be empty.
+  std::function<void(const std::string& job_id)> on_ended;
 };
 
 // A submitter's request, as the service received it.

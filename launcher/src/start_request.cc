@@ -25,6 +25,7 @@ v1::StartJobRequest StartRequestFor(const SubmitRequest& request,
                                     bool check_only) {
   v1::StartJobRequest start;
   start.set_job_id(request.job_id);
+  start.set_submission_id(request.submission_id);
   for (const auto& name : hosts) start.add_hosts(name);
   start.set_host_index(static_cast<int>(host));
   for (const auto& arg : request.agent_args) start.add_agent_args(arg);

@@ -25,6 +25,7 @@ struct SubmitRequest {
   // Fewer nodes than --nnodes's minimum cannot go on: a host lost with no spare left ends the job.
   size_t min_nodes = 1;
   std::string job_id;                   // --rdzv_id, or a random one
+  std::string submission_id;            // this run's, random (StartJobRequest.submission_id)
   std::vector<std::string> agent_args;  // the node agent's options (no program, no token)
   std::vector<std::string> program;     // the program and its arguments, as typed
   ProgramMode program_mode = ProgramMode::kAsTyped;    // -m, --no_python, --run_path

@@ -64,6 +64,7 @@ Result<SubmitRequest> ResolveSubmit(const RawOptions& raw, const FlagParser& par
         "); list at most " + std::to_string(config.max_nodes) + " hosts, or follow the job");
   }
   request.job_id = config.run_id;
+  request.submission_id = RandomRunId();
   request.rendezvous = config.rdzv_host + ":" + std::to_string(config.rdzv_port);
   request.agent_rendezvous = request.rendezvous;
   request.rendezvous_given = parsed.Given("--rdzv_endpoint");

@@ -4,6 +4,7 @@
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/store_add.h"
 #include "ddprun/etcd/etcd_layout.h"
+#include "etcd_txn.h"
 
 namespace ddprun::etcd {
 namespace {
@@ -13,27 +14,6 @@ namespace pb = etcdserverpb;
 // A read-modify-write that keeps losing to other writers of the key gives up after this many
 // tries (each loss means another writer succeeded, so the store as a whole progresses).
 constexpr int kMaxCasAttempts = 64;
-
-// A compare that holds while `key` is as `seen` left it: absent, or at that mod revision.
-void CompareUnchanged(pb::TxnRequest& txn, const std::string& key,
-                      const std::optional<KeyValue>& seen) {
-  auto* compare = txn.add_compare();
-  compare->set_key(key);
-  compare->set_result(pb::Compare::EQUAL);
-  if (seen) {
-    compare->set_target(pb::Compare::MOD);
-    compare->set_mod_revision(seen->mod_revision);
-  } else {
-    compare->set_target(pb::Compare::CREATE);
-    compare->set_create_revision(0);
-  }
-}
-
-void AddPut(pb::TxnRequest& txn, const std::string& key, const std::string& value) {
-  auto* put = txn.add_success()->mutable_request_put();
-  put->set_key(key);
-  put->set_value(value);
-}
 
 }  // namespace
 

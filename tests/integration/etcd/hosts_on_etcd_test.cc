@@ -2,9 +2,11 @@
 // submitter sees from the daemons' answers that they share a store and gives the agents every
 // host's daemon, so the job outlives the host that served its rounds. Real etcd, real ddprund
 // daemons on loopback ports of their own (each a "host": kill -9 of one takes its agent and
-// workers with it), a real submitter. The same hosts on the in-memory store keep one daemon.
+// workers with it), a real submitter. The same hosts on the in-memory store keep one daemon. And
+// one job id submitted twice at once, to two daemons on one etcd, runs once.
 #include <signal.h>
 
+#include <algorithm>
 #include <set>
 
 #include "integration/multinode/host_daemon_support.h"
@@ -88,6 +90,57 @@ TEST_CASE(
   auto exit = submitter->Wait(60s);
   REQUIRE(exit.has_value());
   CHECK(exit->exit_code == 128 + SIGINT);
+  CHECK(AwaitNoProcesses(marker));
+}
+
+TEST_CASE("one job id submitted to two daemons on one etcd at once runs once") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  JobDaemons hosts(2, {"--store=etcd", "--etcd-endpoints=" + cluster.EndpointList()});
+  const std::string marker = "twice-" + std::to_string(::getpid());
+  // Two submitters, each to another daemon, at once: each a one-node job that runs until
+  // cancelled, detached.
+  std::vector<std::unique_ptr<ChildProcess>> submitters;
+  for (const auto& daemon : hosts.daemons) {
+    submitters.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{
+        kDdprun, "--token-file=" + hosts.token_file, "--hosts=" + daemon->endpoint(),
+        "--rdzv_id=" + marker, "--detach", "sh", "-c", "while :; do sleep 0.1; done", marker}));
+  }
+  std::vector<int> codes;
+  std::string said;
+  size_t running_at = 0;
+  for (size_t i = 0; i < submitters.size(); ++i) {
+    auto exit = submitters[i]->Wait(60s);
+    REQUIRE(exit.has_value());
+    codes.push_back(exit->exit_code.value_or(-1));
+    if (codes.back() == 0) running_at = i;
+    said += submitters[i]->stdout_text() + submitters[i]->stderr_text();
+  }
+  INFO(said);
+  std::sort(codes.begin(), codes.end());
+  CHECK(codes == std::vector<int>{0, 1});
+  CHECK(Count(said, "job " + marker + " runs already, submitted by another ddprun") == 1);
+  CHECK(AwaitProcesses(marker, 1));
+
+  // Cancelled where it runs, its record in etcd goes.
+  ChildProcess cancel({kDdprun, "cancel", marker, "--host=" + hosts.daemons[running_at]->endpoint(),
+                       "--token-file=" + hosts.token_file});
+  auto cancelled = cancel.Wait(90s);
+  INFO(cancel.stdout_text() << cancel.stderr_text());
+  REQUIRE(cancelled.has_value());
+  CHECK(AwaitNoProcesses(marker));
+  // A new submission of the id starts (its rounds would find the old job's end kept at its
+  // leader for a while, so it is cancelled once it has started).
+  auto again = Run({kDdprun, "--token-file=" + hosts.token_file,
+                    "--hosts=" + hosts.daemons[1 - running_at]->endpoint(), "--rdzv_id=" + marker,
+                    "--detach", "sleep", "600"},
+                   {}, 60s);
+  INFO(again.out << again.err);
+  CHECK(again.code() == 0);
+  ChildProcess cancel_again({kDdprun, "cancel", marker,
+                             "--host=" + hosts.daemons[1 - running_at]->endpoint(),
+                             "--token-file=" + hosts.token_file});
+  REQUIRE(cancel_again.Wait(90s).has_value());
   CHECK(AwaitNoProcesses(marker));
 }
 
