@@ -7,6 +7,7 @@ ddprun beside the one-node floor of a restart of 4 (bench/spawn_floor.c) and bes
 
 Usage: /usr/bin/python3 bench/multinode_restart.py [RUNS] [--etcd]
 """
+import itertools
 import os
 import subprocess
 import sys
@@ -17,13 +18,16 @@ from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, one_restart, probe_res
 from etcd_daemons import DDPRUND, ETCD, EtcdMembers, start_daemon, stop_daemon
 
 
+_runs = itertools.count()  # a job id per run: daemons keep an ended job's id for a while
+
+
 def one_latency(launcher, extra, endpoint=None):
     """`endpoint`: the rendezvous the agents are given; by default one of them hosts it."""
     with tempfile.TemporaryDirectory(prefix="ddprun_probe_") as probe_dir:
         env = dict(os.environ, PROBE_DIR=probe_dir)
         endpoint = endpoint or unshared_loopback_endpoint()
         args = ["--nnodes=2", "--nproc_per_node=2", f"--rdzv_endpoint={endpoint}",
-                "--rdzv_id=restart-bench", "--max_restarts=1"] + extra + ["--no_python", PROBE]
+                f"--rdzv_id=restart-bench-{next(_runs)}", "--max_restarts=1"] + extra + ["--no_python", PROBE]
         agents = [subprocess.Popen(launcher + args, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL) for _ in range(2)]
         for agent in agents:
