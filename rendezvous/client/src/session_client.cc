@@ -85,6 +85,9 @@ struct SessionClient::Impl {
   std::condition_variable_any cv;
   std::deque<v1::AgentMessage> outbox GUARDED_BY(mu);
   std::optional<RunningRound> running GUARDED_BY(mu);
+  // When the last session a server ran ended (broke, or its server stopped leading the job): a
+  // re-join says how long ago (RunningRound.server_silent).
+  std::optional<SteadyClock::time_point> server_lost_at GUARDED_BY(mu);
   std::optional<v1::AgentMessage> report GUARDED_BY(mu);  // the running round's last report
   // The newest progress heartbeat not sent yet: a newer one replaces it, so a broken stream
   // never piles them up.
@@ -101,7 +104,14 @@ struct SessionClient::Impl {
     join->set_job_id(options.job_id);
     ToProto(options.settings, *join->mutable_settings());
     ToProto(options.node, *join->mutable_node());
-    if (running) ToProto(*running, *join->mutable_running());
+    if (running) {
+      RunningRound resumed = *running;
+      if (server_lost_at) {
+        resumed.server_silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+            SteadyClock::now() - *server_lost_at);
+      }
+      ToProto(resumed, *join->mutable_running());
+    }
     return message;
   }
 
@@ -196,6 +206,7 @@ struct SessionClient::Impl {
       stream_ended = false;
     }
     auto stream = server.stub->Session(&context);
+    const auto stream_started = SteadyClock::now();
     bool connected = stream->Write(join) && (!resent || stream->Write(*resent));
     std::thread reader;
     if (connected) {
@@ -230,10 +241,21 @@ struct SessionClient::Impl {
                                                          " refused this node: " + last_error));
       return Outcome::kEnded;
     }
+    // Where the session lived a heartbeat, its server ran it until now: the time a re-join
+    // reports its silence from (a server that turns a node away at once says nothing of that).
+    const auto ended = SteadyClock::now();
+    const bool ran = connected && ended - stream_started >= options.heartbeat_interval;
     if (context.GetServerTrailingMetadata().count(kLedElsewhereMetadataKey) > 0) {
+      if (ran) SetServerLostAt(ended);
       return Outcome::kLedElsewhere;
     }
+    if (connected) SetServerLostAt(ended);
     return connected ? Outcome::kBroken : Outcome::kNeverConnected;
+  }
+
+  void SetServerLostAt(SteadyClock::time_point at) {
+    MutexLock lock(mu);
+    server_lost_at = at;
   }
 
   void Pump(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerEvent>& stream) {

@@ -147,11 +147,16 @@ void ToProto(const RunningRound& round, v1::AgentMessage::RunningRound& out) {
   out.set_group_world_size(round.group_world_size);
   out.set_restart_count(round.restart_count);
   out.set_store_credential(round.store_credential);
+  out.set_server_silent_ms(round.server_silent.count());
 }
 
 RunningRound FromProto(const v1::AgentMessage::RunningRound& round) {
-  return {round.round(), round.group_rank(), round.group_world_size(), round.restart_count(),
-          round.store_credential()};
+  return {round.round(),
+          round.group_rank(),
+          round.group_world_size(),
+          round.restart_count(),
+          round.store_credential(),
+          std::chrono::milliseconds(std::max<int64_t>(0, round.server_silent_ms()))};
 }
 
 v1::ServerEvent ToProto(const NodeEvent& event) {

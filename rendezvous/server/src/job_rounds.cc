@@ -10,6 +10,10 @@
 namespace ddprun {
 namespace {
 
+// After a server change, how long the nodes coming back have after the first one (at most
+// heartbeat_timeout): they hear of the change together, and each tries the servers in turn.
+constexpr std::chrono::milliseconds kReadoptGrace{1000};
+
 std::string Seconds(std::chrono::milliseconds duration) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(duration.count()) / 1000.0);
@@ -162,6 +166,16 @@ Status JobRounds::Resume(const NodeDescription& node, const RunningRound& runnin
   return Join(node, now);
 }
 
+RendezvousTime JobRounds::ReadoptDeadline(std::chrono::milliseconds silent,
+                                          RendezvousTime now) const {
+  // heartbeat_timeout from when the first node back last heard the old server: a member that
+  // does not come back was as silent as long, whichever server heard it last. But the nodes that
+  // are coming back, told as this one was, get a grace of their own from now.
+  const std::chrono::milliseconds silent_for = std::min(silent, settings_.heartbeat_timeout);
+  const std::chrono::milliseconds grace = std::min(kReadoptGrace, settings_.heartbeat_timeout);
+  return std::max(now - silent_for + settings_.heartbeat_timeout, now + grace);
+}
+
 Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& running,
                           RendezvousTime now) {
   if (!readopt_deadline_) {
@@ -174,7 +188,7 @@ Status JobRounds::Readopt(const NodeDescription& node, const RunningRound& runni
     succeeded_.clear();
     ClearExpected();
     last_call_deadline_.reset();
-    readopt_deadline_ = now + settings_.heartbeat_timeout;
+    readopt_deadline_ = ReadoptDeadline(running.server_silent, now);
   }
   const std::string& slot = members_.by_rank()[static_cast<size_t>(running.group_rank)];
   if (!slot.empty() && slot != node.node_id) {  // two nodes claim one rank: start afresh

@@ -128,6 +128,9 @@ class JobRounds {
   RendezvousTime LostAt(const Node& node) const;
   // Fills the node's slot of a round adopted from the nodes that ran it.
   Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
+  // When the members of an adopted round that have not come back are dropped, the first node
+  // back having heard no server for `silent`.
+  RendezvousTime ReadoptDeadline(std::chrono::milliseconds silent, RendezvousTime now) const;
   void MaybeCompleteRound(RendezvousTime now);
   // Searches the running round's progress for a hang and for stragglers, at most once per
   // sampling period; emits kHang for a new hang, kStraggler for each straggler's news.

@@ -352,6 +352,31 @@ TEST_CASE("after a server restart, members that do not come back are dropped in 
   CHECK(ready["a"].assignment.group_world_size == 1);
 }
 
+TEST_CASE(
+    "after a failover, a member that does not come back is dropped heartbeat_timeout after the "
+    "others last heard a server") {
+  // heartbeat_timeout 3 s; the first node back had heard no server for `silent`.
+  auto dropped_after = [](std::chrono::milliseconds silent) {
+    Job job(Nodes(1, 2, 0));
+    RunningRound running{2, 0, 2, 0, ""};
+    running.server_silent = silent;
+    REQUIRE(job.rounds.Resume({"a", "host-a", 2, 29500}, running, job.now).ok());
+    for (auto waited = 0ms; waited < 10s; waited += 100ms) {
+      job.Collect();
+      if (!job.Events(Type::kRestart).empty()) return waited;
+      job.Advance(100ms);
+      REQUIRE(job.rounds.Heartbeat("a", job.now).ok());
+    }
+    return 10'000ms;
+  };
+  CHECK(dropped_after(0ms) == 3s);     // unknown: the whole timeout from the first node back
+  CHECK(dropped_after(1500ms) == 1500ms);
+  // Never before the nodes coming back had their grace, and however long a node says it heard
+  // no server.
+  CHECK(dropped_after(2900ms) == 1s);
+  CHECK(dropped_after(3600s) == 1s);
+}
+
 TEST_CASE("a node reconnecting to the same server in its running round changes nothing") {
   Job job(Nodes(2, 2));
   job.Join("a");

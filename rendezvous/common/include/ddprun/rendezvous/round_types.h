@@ -66,6 +66,9 @@ struct RunningRound {
   // The job's store credential its workers hold: a server that lost the job adopts it, so
   // the workers' store calls go on being accepted.
   std::string store_credential;
+  // How long the node had heard no server when it sent this (since its stream broke): a server
+  // that adopts the round counts the members that do not come back from then. 0: unknown.
+  std::chrono::milliseconds server_silent{0};
 };
 
 struct NodeEvent {
