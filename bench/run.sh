@@ -31,6 +31,7 @@ echo "== node-loss detection (kill -9 of one of three agents)"
 /usr/bin/python3 bench/node_loss.py 5
 echo "== daemons on etcd (kill -9 of the daemon leading a job: the other runs it on)"
 /usr/bin/python3 bench/daemon_failover.py "${1:-5}"
+echo "== daemons on etcd (kill -9 of the host whose daemon leads a job: the next round without it)"
 /usr/bin/python3 bench/host_failover.py "${1:-5}"
 echo "== hang detection (a rank stops: time to the report; the cost of counting progress)"
 /usr/bin/python3 bench/hang_detection.py "${1:-6}"

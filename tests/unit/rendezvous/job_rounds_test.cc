@@ -369,7 +369,7 @@ TEST_CASE(
     }
     return 10'000ms;
   };
-  CHECK(dropped_after(0ms) == 3s);     // unknown: the whole timeout from the first node back
+  CHECK(dropped_after(0ms) == 3s);  // unknown: the whole timeout from the first node back
   CHECK(dropped_after(1500ms) == 1500ms);
   // Never before the nodes coming back had their grace, and however long a node says it heard
   // no server.
