@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "ddprun/base/parsing.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "ddprun/rendezvous/status_json.h"
 #include "rendezvous_options.h"
@@ -99,7 +100,7 @@ int StatusMain(const std::vector<std::string>& args) {
   std::string token_file, tls_cert, tls_key, tls_ca;
   std::vector<FlagSpec> flags = {
       {.name = "--rdzv_endpoint",
-       .help = "The rendezvous server",
+       .help = "The rendezvous server; with daemons on one etcd, several (HOST[:PORT],...)",
        .target = &endpoint_text,
        .required = true},
       {.name = "--rdzv_id",
@@ -118,24 +119,33 @@ int StatusMain(const std::vector<std::string>& args) {
     flags.push_back(std::move(flag));
   }
   CommandSpec command{
-      .synopsis = "ddprun status --rdzv_endpoint=HOST[:PORT] [--rdzv_id=JOB] [--json]",
+      .synopsis = "ddprun status --rdzv_endpoint=HOST[:PORT][,...] [--rdzv_id=JOB] [--json]",
       .description =
           "Show the jobs of a rendezvous server (ddprund, or a ddprun agent hosting one).",
       .flags = std::move(flags)};
   if (int status = ParseSubcommand(std::move(command), "status", args); status != kGoOn) {
     return status;
   }
-  auto endpoint = ParseEndpoint(endpoint_text, kDefaultRendezvousPort);
+  std::vector<std::string> addresses;
+  Status endpoints_ok;
+  for (const std::string& text : SplitCommas(endpoint_text)) {
+    auto endpoint = ParseEndpoint(text, kDefaultRendezvousPort);
+    if (!endpoint.ok()) {
+      endpoints_ok = endpoint.status();
+      break;
+    }
+    addresses.push_back(endpoint->host + ":" + std::to_string(endpoint->port));
+  }
   auto security = LoadClientSecurity(token_file, tls_cert, tls_key, tls_ca);
-  const Status usage = !endpoint.ok() ? endpoint.status() : security.status();
+  const Status usage = !endpoints_ok.ok() ? endpoints_ok : security.status();
   if (!usage.ok() || !(timeout_seconds > 0)) {
     std::fprintf(
         stderr, "ddprun status: error: %s\n",
         usage.ok() ? "--timeout must be a positive number of seconds" : usage.message().c_str());
     return 2;
   }
-  auto jobs = FetchJobStatus(
-      endpoint->host + ":" + std::to_string(endpoint->port), security.value(), job_id,
+  auto jobs = FetchJobStatusFromEach(
+      addresses, security.value(), job_id,
       std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)));
   if (!jobs.ok()) {
     std::fprintf(stderr, "ddprun status: error: %s\n", jobs.status().message().c_str());

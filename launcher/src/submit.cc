@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "ddprun/base/parsing.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "input_sender.h"
 #include "node_address.h"
@@ -187,15 +188,9 @@ int ConcludeJob(const std::string& job_id, const FollowResult& followed,
   if (status == 0 || rendezvous.empty()) return status;
   // The root cause's agent printed the report unless none saw a worker fail (a node was lost,
   // a timeout) or that agent's host is the one lost: then the rendezvous says why.
-  // With daemons on one etcd, the one leading the job holds it: each is asked in turn.
-  Result<std::vector<JobSnapshot>> jobs = std::vector<JobSnapshot>();
-  for (size_t start = 0; start <= rendezvous.size();) {
-    const size_t comma = std::min(rendezvous.find(',', start), rendezvous.size());
-    jobs = FetchJobStatus(rendezvous.substr(start, comma - start), security, job_id,
-                          std::chrono::seconds(3));
-    if (jobs.ok() && !jobs->empty()) break;
-    start = comma + 1;
-  }
+  // With daemons on one etcd, the one leading the job holds it.
+  auto jobs =
+      FetchJobStatusFromEach(SplitCommas(rendezvous), security, job_id, std::chrono::seconds(3));
   if (!jobs.ok() || jobs->empty()) {
     console.Note("ddprun: job " + job_id + " failed with exit status " + std::to_string(status) +
                  "; its rendezvous cannot say why: " +

@@ -19,23 +19,33 @@ std::chrono::milliseconds Stretched(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * Stretch() * 1000));
 }
 
+std::vector<EtcdCluster::Place> OnOwnLoopbackAddresses(int members) {
+  REQUIRE(members >= 1);
+  REQUIRE(members <= 3);
+  std::vector<EtcdCluster::Place> places;
+  for (int i = 0; i < members; ++i) places.push_back({.address = MemberAddress(i), .prefix = {}});
+  return places;
+}
+
 }  // namespace
 
 std::string EtcdCluster::EtcdProgram() {
   return ::access("/usr/bin/etcd", X_OK) == 0 ? "/usr/bin/etcd" : "";
 }
 
-EtcdCluster::EtcdCluster(int members) {
-  REQUIRE(members >= 1);
-  REQUIRE(members <= 3);
-  for (int i = 0; i < members; ++i) {
-    members_.push_back(
-        {.name = "m" + std::to_string(i), .address = MemberAddress(i), .process = {}});
+EtcdCluster::EtcdCluster(int members) : EtcdCluster(OnOwnLoopbackAddresses(members)) {}
+
+EtcdCluster::EtcdCluster(std::vector<Place> places) {
+  for (size_t i = 0; i < places.size(); ++i) {
+    members_.push_back({.name = "m" + std::to_string(i),
+                        .address = places[i].address,
+                        .prefix = places[i].prefix,
+                        .process = {}});
     initial_cluster_ +=
         (i == 0 ? "" : ",") + members_.back().name + "=http://" + members_.back().address + ":2380";
   }
-  for (int i = 0; i < members; ++i) Start(i, "new");
-  for (int i = 0; i < members; ++i) WaitReady(i);
+  for (int i = 0; i < size(); ++i) Start(i, "new");
+  for (int i = 0; i < size(); ++i) WaitReady(i);
 }
 
 EtcdCluster::~EtcdCluster() {
@@ -71,7 +81,8 @@ void EtcdCluster::Start(int i, const std::string& state) {
   const std::string peer = "http://" + member.address + ":2380";
   // Through setpriv, so that a member gets SIGKILL when this test dies without its destructor
   // (a crash, an abort under a sanitizer): no member outlives its test and holds its address.
-  std::vector<std::string> argv = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", EtcdProgram()};
+  std::vector<std::string> argv = member.prefix;
+  argv.insert(argv.end(), {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", EtcdProgram()});
   const std::vector<std::pair<std::string, std::string>> flags = {
       {"--name", member.name},
       {"--data-dir", dir_ / member.name},

@@ -4,7 +4,8 @@
 // probed and handed on. Members keep their data in a scratch directory, log to stdout, and
 // are ready when their log says they serve clients (after joining a quorum); elections are quick
 // (50 ms heartbeats, 500 ms election timeout). Every member still running is killed with the
-// object.
+// object. A member may instead run in a place of the test's choosing: at an address of a network
+// namespace, under that namespace's `ip netns exec`.
 #pragma once
 
 #include <memory>
@@ -24,8 +25,16 @@ class EtcdCluster {
   static constexpr char kNotInstalled[] =
       "no /usr/bin/etcd (Debian's etcd-server; ./run.sh test installs it)";
 
+  // Where a member runs: its address, and the command it runs under.
+  struct Place {
+    std::string address;
+    std::vector<std::string> prefix;
+  };
+
   // Starts `members` members as one new cluster and waits until each serves clients.
   explicit EtcdCluster(int members);
+  // The same, one member at each place.
+  explicit EtcdCluster(std::vector<Place> places);
   ~EtcdCluster();
 
   int size() const { return static_cast<int>(members_.size()); }
@@ -52,6 +61,7 @@ class EtcdCluster {
   struct Member {
     std::string name;
     std::string address;
+    std::vector<std::string> prefix;
     std::unique_ptr<ChildProcess> process;
   };
   void Start(int i, const std::string& state);

@@ -214,13 +214,14 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::Open(EtcdSettings settings) {
   return std::unique_ptr<EtcdClient>(new EtcdClient(std::move(members)));
 }
 
-Result<std::optional<KeyValue>> EtcdClient::Get(const std::string& key) {
+Result<std::optional<KeyValue>> EtcdClient::Get(const std::string& key,
+                                                std::chrono::milliseconds timeout) {
   pb::RangeRequest request;
   request.set_key(key);
   pb::RangeResponse response;
-  Status status = members_->OnSomeMember("get", [&](Member& m, grpc::ClientContext& c) {
-    return m.kv->Range(&c, request, &response);
-  });
+  Status status = members_->OnSomeMember(
+      "get", [&](Member& m, grpc::ClientContext& c) { return m.kv->Range(&c, request, &response); },
+      timeout);
   if (!status.ok()) return status;
   if (response.kvs_size() == 0) return std::optional<KeyValue>();
   return std::optional<KeyValue>(FromProto(response.kvs(0)));
@@ -408,17 +409,19 @@ Result<int64_t> EtcdClient::GrantLease(std::chrono::seconds ttl) {
   return response.id();
 }
 
-Result<int64_t> EtcdClient::KeepLeaseAlive(int64_t lease) {
+Result<int64_t> EtcdClient::KeepLeaseAlive(int64_t lease, std::chrono::milliseconds timeout) {
   pb::LeaseKeepAliveResponse response;
-  Status status =
-      members_->OnSomeMember("lease keep-alive", [&](Member& m, grpc::ClientContext& c) {
+  Status status = members_->OnSomeMember(
+      "lease keep-alive",
+      [&](Member& m, grpc::ClientContext& c) {
         auto stream = m.lease->LeaseKeepAlive(&c);
         pb::LeaseKeepAliveRequest request;
         request.set_id(lease);
         if (stream->Write(request)) stream->Read(&response);
         stream->WritesDone();
         return stream->Finish();
-      });
+      },
+      timeout);
   if (!status.ok()) return status;
   if (response.ttl() <= 0) {
     return FailedPreconditionError("etcd lease " + std::to_string(lease) + " is gone");

@@ -1,12 +1,20 @@
 // EtcdJobLeadership; see etcd_job_leadership.h.
 #include "ddprun/etcd/etcd_job_leadership.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ddprun/base/logging.h"
 #include "ddprun/etcd/etcd_layout.h"
 
 namespace ddprun::etcd {
+namespace {
+
+// How long a claim waits for etcd to say who leads a job. Far above an answer's time; far below
+// the grace that the nodes coming back to a new leader have after the first (JobRounds).
+constexpr std::chrono::milliseconds kClaimReadTimeout{300};
+
+}  // namespace
 
 EtcdJobLeadership::EtcdJobLeadership(EtcdClient& client, JobLeadershipSettings settings)
     : client_(client), settings_(std::move(settings)) {
@@ -36,8 +44,9 @@ Status EtcdJobLeadership::Claim(const std::string& job_id) {
   std::lock_guard lock(mu_);
   if (auto led = led_.find(job_id); led != led_.end() && led->second->MayAct()) return Status();
   const std::string key = KeyOf(job_id);
-  // One read first: while another server leads, asking costs no lease.
-  auto holder = client_.Get(key);
+  // One read first: while another server leads, asking costs no lease. A daemon cut off from
+  // etcd says so soon, so that the agent asking moves on to another daemon.
+  auto holder = client_.Get(key, kClaimReadTimeout);
   if (!holder.ok()) {
     return UnavailableError("cannot reach etcd to lead job '" + job_id +
                             "': " + holder.status().message());
@@ -82,7 +91,14 @@ void EtcdJobLeadership::SetLostCallback(std::function<void(const std::string&)> 
 void EtcdJobLeadership::RenewUntilStopped() {
   const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.ttl) / 3;
   std::unique_lock lock(mu_);
-  while (!stop_changed_.wait_for(lock, period, [this] { return stopping_; })) {
+  while (true) {
+    // Every third of the lease, and when a lead would run out by the clock (its renewals failed):
+    // a lead that is over is reported at once.
+    auto wake_at = std::chrono::steady_clock::now() + period;
+    for (const auto& [job_id, leadership] : led_) {
+      wake_at = std::min(wake_at, leadership->may_act_until());
+    }
+    if (stop_changed_.wait_until(lock, wake_at, [this] { return stopping_; })) return;
     std::vector<std::string> lost;
     for (auto led = led_.begin(); led != led_.end();) {
       auto renewed = led->second->Step();

@@ -1,6 +1,8 @@
 // Leadership; see leadership.h.
 #include "ddprun/etcd/leadership.h"
 
+#include <algorithm>
+
 namespace ddprun::etcd {
 
 namespace pb = etcdserverpb;
@@ -19,6 +21,14 @@ pb::TxnRequest CreateIfAbsent(const std::string& key, const std::string& value, 
   return txn;
 }
 
+namespace {
+
+// A renewal tried when the leader may no longer act still gets this long: its answer lets it
+// act again.
+constexpr std::chrono::milliseconds kShortestRenewal{100};
+
+}  // namespace
+
 Leadership::Leadership(EtcdClient& client, LeadershipSettings settings,
                        const SteadyTimeSource& time)
     : client_(client), settings_(std::move(settings)), time_(time) {}
@@ -28,7 +38,11 @@ Result<bool> Leadership::Step() {
   // renewal, which is later.
   const auto sent = time_.Now();
   if (leads()) {
-    auto left = client_.KeepLeaseAlive(lease_);
+    // Tried no longer than the leader may act: one cut off from etcd finds out then, not a call
+    // timeout later (EtcdJobLeadership wakes at that moment).
+    const auto may_act_for =
+        std::chrono::duration_cast<std::chrono::milliseconds>(may_act_until_ - sent);
+    auto left = client_.KeepLeaseAlive(lease_, std::max(may_act_for, kShortestRenewal));
     if (left.status().code() == StatusCode::kFailedPrecondition) {  // the lease is gone
       Lost();
       return false;

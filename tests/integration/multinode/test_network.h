@@ -79,6 +79,12 @@ class TestNetwork {
     std::string ignored;
     return Ip({"-n", node_name(i), "link", "set", "eth0", "down"}, ignored);
   }
+  // Cuts node i off from node j only (a blackhole route each way); both still reach the others.
+  bool CutBetween(int i, int j) {
+    std::string ignored;
+    return Ip({"-n", node_name(i), "route", "add", "blackhole", address(j) + "/32"}, ignored) &&
+           Ip({"-n", node_name(j), "route", "add", "blackhole", address(i) + "/32"}, ignored);
+  }
 
  private:
   static constexpr const char* kIp = "/usr/bin/ip";

@@ -18,4 +18,13 @@ Result<std::vector<JobSnapshot>> FetchJobStatus(const std::string& address,
                                                 const std::string& job_id,
                                                 std::chrono::milliseconds timeout);
 
+// The same of several servers at once (daemons on one etcd, each holding the jobs it leads):
+// each job once, as the first server in `addresses` that holds it shows it. An error only when
+// no server answered (the first server's, and how many more failed), or, with `job_id`, when
+// none holds it (NOT_FOUND).
+Result<std::vector<JobSnapshot>> FetchJobStatusFromEach(const std::vector<std::string>& addresses,
+                                                        const ClientSecurity& security,
+                                                        const std::string& job_id,
+                                                        std::chrono::milliseconds timeout);
+
 }  // namespace ddprun

@@ -81,8 +81,10 @@ class EtcdClient {
   EtcdClient(const EtcdClient&) = delete;
   EtcdClient& operator=(const EtcdClient&) = delete;
 
-  // Linearizable reads (through the raft leader's quorum).
-  Result<std::optional<KeyValue>> Get(const std::string& key);
+  // Linearizable reads (through the raft leader's quorum). `timeout`: how long to try (the
+  // settings' call timeout when zero).
+  Result<std::optional<KeyValue>> Get(
+      const std::string& key, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   Result<RangeRead> GetPrefix(const std::string& prefix);
 
   // The revision the write made.
@@ -108,7 +110,9 @@ class EtcdClient {
   // A lease of `ttl` (etcd rounds up to whole seconds, at least its minimum); its id.
   Result<int64_t> GrantLease(std::chrono::seconds ttl);
   // Renews the lease once; the seconds it has left. FAILED_PRECONDITION when it is gone.
-  Result<int64_t> KeepLeaseAlive(int64_t lease);
+  // `timeout`: how long to try (the settings' call timeout when zero).
+  Result<int64_t> KeepLeaseAlive(int64_t lease,
+                                 std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   Status RevokeLease(int64_t lease);
 
   struct MemberReport {

@@ -44,6 +44,8 @@ class Leadership {
 
   bool leads() const { return create_revision_ != 0; }
   bool MayAct() const;
+  // When MayAct() runs out by the clock, unless a renewal comes first.
+  SteadyTimeSource::TimePoint may_act_until() const { return may_act_until_; }
 
   // `txn`, applied only while this holder leads; its outcome. FAILED_PRECONDITION, and nothing
   // applied, when MayAct() is false or when etcd says the key is no longer this holder's (it
