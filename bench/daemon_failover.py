@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from common import DDPRUN, report_against_goal, require, wait_for
-from etcd_daemons import DDPRUND, ETCD, EtcdMembers, start_daemon, stop_daemon
+from etcd_daemons import EtcdMembers, require_etcd_daemons, start_daemon, stop_job
 
 WORKERS = 2
 GOAL_S = 3 + 1  # the default heartbeat_timeout, plus 1 s
@@ -79,12 +79,7 @@ def one_failover(run):
             sys.exit(f"bench: {started - 2 * WORKERS} workers were started again")
         return took_over
     finally:
-        for agent in agents:
-            agent.send_signal(signal.SIGTERM)
-        for agent in agents:
-            agent.wait(timeout=60)
-        for daemon, _ in daemons:
-            stop_daemon(daemon)
+        stop_job(agents, daemons)
         if etcd:
             etcd.close()
         shutil.rmtree(work, ignore_errors=True)
@@ -92,8 +87,7 @@ def one_failover(run):
 
 def main():
     require(DDPRUN, "ddprun")
-    require(DDPRUND, "ddprund")
-    require(ETCD, "etcd (Debian's etcd-server)")
+    require_etcd_daemons()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     seconds = [one_failover(run) for run in range(runs)]
     print(f"-- 2 daemons on one etcd, 2 agents x {WORKERS} workers, default timeouts")

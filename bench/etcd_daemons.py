@@ -3,12 +3,13 @@ benchmarks of daemons on etcd. Every member listens on a loopback address of thi
 (common.unshared_loopback_endpoint), so no other benchmark or test shares it."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from common import BIN, unshared_loopback_endpoint
+from common import BIN, require, unshared_loopback_endpoint
 
 DDPRUND = os.path.join(BIN, "ddprund")
 ETCD = "/usr/bin/etcd"
@@ -58,6 +59,12 @@ class EtcdMembers:
         self.close()
 
 
+def require_etcd_daemons():
+    """Exits the benchmark, saying what to install or build, without ddprund or Debian's etcd."""
+    require(DDPRUND, "ddprund")
+    require(ETCD, "etcd (Debian's etcd-server)")
+
+
 def start_daemon(etcd_endpoints, ddprund=DDPRUND, extra=()):
     """A ddprund on the etcd store, on a port of its own choosing: it and its "host:port"."""
     daemon = subprocess.Popen([ddprund, "--port=0", "--store=etcd",
@@ -73,3 +80,14 @@ def stop_daemon(daemon):
     if daemon.poll() is None:
         daemon.terminate()
     daemon.wait()
+
+
+def stop_job(agents, daemons):
+    """Stops a benchmark's agents (SIGTERM: their bounded group stop), then its daemons."""
+    for agent in agents:
+        if agent.poll() is None:
+            agent.send_signal(signal.SIGTERM)
+    for agent in agents:
+        agent.wait(timeout=60)
+    for daemon, _ in daemons:
+        stop_daemon(daemon)

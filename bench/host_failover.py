@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from common import DDPRUN, report_against_goal, require, wait_for
-from etcd_daemons import DDPRUND, ETCD, EtcdMembers, start_daemon, stop_daemon
+from etcd_daemons import EtcdMembers, require_etcd_daemons, start_daemon, stop_job
 
 HOSTS = 3
 WORKERS = 2
@@ -53,20 +53,13 @@ def one_failover(etcd, run):
             time.sleep(0.005)
         return time.monotonic() - killed
     finally:
-        for agent in agents:
-            if agent.poll() is None:
-                agent.send_signal(signal.SIGTERM)
-        for agent in agents:
-            agent.wait(timeout=60)
-        for daemon, _ in daemons:
-            stop_daemon(daemon)
+        stop_job(agents, daemons)
         shutil.rmtree(work, ignore_errors=True)
 
 
 def main():
     require(DDPRUN, "ddprun")
-    require(DDPRUND, "ddprund")
-    require(ETCD, "etcd (Debian's etcd-server)")
+    require_etcd_daemons()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     with EtcdMembers(3) as etcd:
         seconds = [one_failover(etcd, run) for run in range(runs)]

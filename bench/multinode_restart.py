@@ -15,7 +15,7 @@ import tempfile
 
 from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, one_restart, probe_restart_latency,
                     report_ms, require, unshared_loopback_endpoint)
-from etcd_daemons import DDPRUND, ETCD, EtcdMembers, start_daemon, stop_daemon
+from etcd_daemons import EtcdMembers, require_etcd_daemons, start_daemon, stop_daemon
 
 
 _runs = itertools.count()  # a job id per run: daemons keep an ended job's id for a while
@@ -43,8 +43,7 @@ def measure(name, launcher, extra, runs, endpoint=None):
 
 def measure_on_etcd(runs):
     """The restart with the job's rounds at one of two daemons on a 3-member etcd."""
-    require(DDPRUND, "ddprund")
-    require(ETCD, "etcd (Debian's etcd-server)")
+    require_etcd_daemons()
     with EtcdMembers(3) as etcd:
         daemons = [start_daemon(etcd.endpoints) for _ in range(2)]
         try:

@@ -47,24 +47,10 @@ struct TwoNodeJob {
           {"--nnodes=2", "--nproc_per_node=1", "--rdzv_endpoint=" + EndpointsFrom(daemons, first),
            "--rdzv_id=" + job, QuickRendezvousFlag(30), kTestWorker, "wait-for-signal"}));
     }
-    for (auto& agent : agents) {
-      auto line = agent->WaitForStdoutLine(
-          [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
-      INFO(agent->stderr_text());
-      REQUIRE(line.has_value());
-      workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
-    }
+    workers = AwaitReadyWorkers(agents);
   }
 
-  // Ends the workers: each agent exits 0, having started its worker once.
-  void EndUnrestarted() {
-    for (pid_t worker : workers) ::kill(worker, SIGTERM);
-    for (auto& agent : agents) CHECK(ExitCode(*agent) == 0);
-    for (auto& agent : agents) {
-      INFO(agent->stdout_text() + agent->stderr_text());
-      CHECK(Count(agent->stdout_text(), "]: ready ") == 1);
-    }
-  }
+  void EndUnrestarted() { EndWorkersStartedOnce(agents, workers); }
 
   std::string AgentsStderr() const { return agents[0]->stderr_text() + agents[1]->stderr_text(); }
 
@@ -72,23 +58,12 @@ struct TwoNodeJob {
   std::vector<pid_t> workers;
 };
 
-// Whether one of `daemons` shows the job and both its nodes running round 0, asked until it does
+// Whether one of `daemons` shows the job and both its nodes running round 0, asked until one does
 // or 60 s have passed; with the last answer.
 std::pair<bool, std::string> AwaitRoundZeroAtOneOf(const std::vector<Daemon*>& daemons) {
-  const auto running_round_zero = [](const std::string& out) {
-    return Count(out, "\"state\": \"running\"") == 3 && Count(out, "\"round\": 0") == 1;
-  };
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  std::string last;
-  do {
-    for (Daemon* daemon : daemons) {
-      auto [running, answer] = AwaitStatus({"--rdzv_endpoint=" + daemon->endpoint(), "--json"},
-                                           running_round_zero, {}, 0ms);
-      if (running) return {true, answer};
-      last = answer;
-    }
-  } while (std::chrono::steady_clock::now() < deadline);
-  return {false, last};
+  std::string endpoints;
+  for (Daemon* daemon : daemons) endpoints += (endpoints.empty() ? "" : ",") + daemon->endpoint();
+  return AwaitStatus({"--rdzv_endpoint=" + endpoints, "--json"}, TwoNodesInRoundZero);
 }
 
 TEST_CASE(

@@ -86,11 +86,7 @@ TEST_CASE(
                                             hosts.daemons[2]->endpoint() + " in place of " +
                                             lost) == 1);
 
-  submitter->Signal(SIGINT);
-  auto exit = submitter->Wait(60s);
-  REQUIRE(exit.has_value());
-  CHECK(exit->exit_code == 128 + SIGINT);
-  CHECK(AwaitNoProcesses(marker));
+  InterruptSubmitter(*submitter, marker);
 }
 
 TEST_CASE("one job id submitted to two daemons on one etcd at once runs once") {

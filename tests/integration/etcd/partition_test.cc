@@ -50,14 +50,7 @@ TEST_CASE(
                  kTestWorker, "wait-for-signal"});
     agents.push_back(std::make_unique<ChildProcess>(argv));
   }
-  std::vector<pid_t> workers;
-  for (auto& agent : agents) {
-    auto line = agent->WaitForStdoutLine(
-        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
-    INFO(agent->stderr_text());
-    REQUIRE(line.has_value());
-    workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
-  }
+  const std::vector<pid_t> workers = AwaitReadyWorkers(agents);
   ChildProcess& leader = daemons[0]->process();
   auto leads = leader.WaitForStderrLine(
       [](const std::string& l) { return l.find("leads job 'partition'") != std::string::npos; });
@@ -73,12 +66,9 @@ TEST_CASE(
   REQUIRE(gave_up.has_value());
   // Another daemon leads the job, and it runs there as it ran: round 0, both nodes.
   std::string claim;
-  auto [back, last] = AwaitStatus(
-      {"--rdzv_endpoint=" + endpoints, "--token-file=" + token_file, "--json"},
-      [](const std::string& out) {
-        return Count(out, "\"state\": \"running\"") == 3 && Count(out, "\"round\": 0") == 1;
-      },
-      network->In(-1));
+  auto [back, last] =
+      AwaitStatus({"--rdzv_endpoint=" + endpoints, "--token-file=" + token_file, "--json"},
+                  TwoNodesInRoundZero, network->In(-1));
   // Its log says so already: what is in its pipe is read within a moment.
   for (int i : {1, 2}) {
     auto line = daemons[static_cast<size_t>(i)]->process().WaitForStderrLine(
@@ -92,12 +82,7 @@ TEST_CASE(
   // By the machine's one clock: the old leader gave up before the new one could take the job.
   CHECK(StampOf(*gave_up) < StampOf(claim));
 
-  for (pid_t worker : workers) ::kill(worker, SIGTERM);
-  for (auto& agent : agents) {
-    CHECK(ExitCode(*agent) == 0);
-    INFO(agent->stdout_text() + agent->stderr_text());
-    CHECK(Count(agent->stdout_text(), "]: ready ") == 1);  // never started again
-  }
+  EndWorkersStartedOnce(agents, workers);  // never started again
 }
 
 }  // namespace

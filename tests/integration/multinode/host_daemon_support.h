@@ -137,4 +137,13 @@ inline bool AwaitNoProcesses(const std::string& marker, const TestNetwork* netwo
   }
 }
 
+// SIGINT to a following submitter: it exits 128 + SIGINT, and no process of job `marker` is left.
+inline void InterruptSubmitter(ChildProcess& submitter, const std::string& marker) {
+  submitter.Signal(SIGINT);
+  auto exit = submitter.Wait(60s);
+  REQUIRE(exit.has_value());
+  CHECK(exit->exit_code == 128 + SIGINT);
+  CHECK(AwaitNoProcesses(marker));
+}
+
 }  // namespace ddprun::testing

@@ -49,11 +49,7 @@ TEST_CASE("a spare host takes a lost host's place in a --hosts job, with default
                                             spare + " in place of " + lost) == 1);
   CHECK(AwaitNoProcesses(marker, &hosts.network, 1, 5s));
 
-  submitter->Signal(SIGINT);
-  auto exit = submitter->Wait(60s);
-  REQUIRE(exit.has_value());
-  CHECK(exit->exit_code == 128 + SIGINT);
-  CHECK(AwaitNoProcesses(marker));
+  InterruptSubmitter(*submitter, marker);
 }
 
 TEST_CASE("spare hosts need a submitter that follows the job") {

@@ -139,6 +139,38 @@ inline int ExitCode(ChildProcess& agent) {
   return exit && exit->exit_code ? *exit->exit_code : -1;
 }
 
+// The pid of each agent's one worker (test_worker wait-for-signal says "]: ready PID"), once
+// every agent's has said it.
+inline std::vector<pid_t> AwaitReadyWorkers(
+    const std::vector<std::unique_ptr<ChildProcess>>& agents) {
+  std::vector<pid_t> workers;
+  for (const auto& agent : agents) {
+    auto line = agent->WaitForStdoutLine(
+        [](const std::string& l) { return l.find("]: ready ") != std::string::npos; });
+    INFO(agent->stderr_text());
+    REQUIRE(line.has_value());
+    workers.push_back(std::stoi(line->substr(line->rfind(' ') + 1)));
+  }
+  return workers;
+}
+
+// Ends `workers` (AwaitReadyWorkers'): each agent exits 0, having started its worker once.
+inline void EndWorkersStartedOnce(const std::vector<std::unique_ptr<ChildProcess>>& agents,
+                                  const std::vector<pid_t>& workers) {
+  for (pid_t worker : workers) ::kill(worker, SIGTERM);
+  for (const auto& agent : agents) {
+    CHECK(ExitCode(*agent) == 0);
+    INFO(agent->stdout_text() + agent->stderr_text());
+    CHECK(Count(agent->stdout_text(), "]: ready ") == 1);
+  }
+}
+
+// `ddprun status --json` shows one job with its two nodes, all running round 0.
+inline bool TwoNodesInRoundZero(const std::string& status_json) {
+  return Count(status_json, "\"state\": \"running\"") == 3 &&
+         Count(status_json, "\"round\": 0") == 1;
+}
+
 inline void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
