@@ -59,6 +59,13 @@ Status EtcdJobSubmissions::Check(const std::string& job_id, const std::string& s
 }
 
 Status EtcdJobSubmissions::Hold(const std::string& job_id, const std::string& submission) {
+  {
+    // One part of a job per daemon: a second would share (and its end delete) the first's record.
+    std::lock_guard lock(mu_);
+    if (held_.contains(job_id)) {
+      return Status(StatusCode::kAlreadyExists, "job " + job_id + " runs here already");
+    }
+  }
   ASSIGN_OR_RETURN(int64_t lease, Lease());
   const std::string guard_key = GuardKey(settings_.prefix, job_id);
   for (int attempt = 0; attempt < kMaxHoldAttempts; ++attempt) {
@@ -116,14 +123,14 @@ void EtcdJobSubmissions::RenewUntilStopped() {
     // The lease ran out (etcd was out of reach longer than its TTL): the parts went with it.
     // Recorded again on a new one, unless another submission took a job id meanwhile.
     lease_ = 0;
-    const std::map<std::string, std::string> held = held_;
+    std::map<std::string, std::string> held;
+    held.swap(held_);  // each held again below, as a new part
     lock.unlock();
     for (const auto& [job_id, submission] : held) {
       if (Status again = Hold(job_id, submission); !again.ok()) {
         GetLogger("daemon")->error(
-            "job {}: its record in etcd was lost and cannot be made again: "
-            "{}",
-            job_id, again.message());
+            "job {}: its record in etcd was lost and cannot be made again: {}", job_id,
+            again.message());
       }
     }
     lock.lock();

@@ -31,6 +31,7 @@ TEST_CASE("a job id runs for one submission at a time, at any daemon, until its 
   EtcdJobSubmissions b(*client, Daemon("daemon-b"));
 
   REQUIRE(a.Hold("job/1", "first").ok());
+  CHECK(a.Hold("job/1", "first").code() == StatusCode::kAlreadyExists);  // one part per daemon
   CHECK(b.Check("job/1", "first").ok());
   CHECK(b.Hold("job/1", "first").ok());  // the same submission's part on another host
   CHECK(b.Hold("job/2", "first").ok());  // another job id is another job

@@ -42,6 +42,7 @@ class EtcdJobSubmissions {
   // ALREADY_EXISTS when one does; UNAVAILABLE when etcd cannot say.
   Status Check(const std::string& job_id, const std::string& submission);
   // Check, and this daemon's part recorded, as one step that another hold cannot split.
+  // ALREADY_EXISTS too while this daemon holds a part of the job: one part per daemon.
   Status Hold(const std::string& job_id, const std::string& submission);
   // This daemon's part of `job_id` has ended. Failures are logged: the lease takes the part then.
   void LetGo(const std::string& job_id);
