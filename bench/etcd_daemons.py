@@ -15,6 +15,12 @@ DDPRUND = os.path.join(BIN, "ddprund")
 ETCD = "/usr/bin/etcd"
 
 
+def serves_clients(log_path):
+    """Whether the member logging to `log_path` has joined its cluster and serves clients."""
+    with open(log_path) as log:
+        return "ready to serve client requests" in log.read()
+
+
 class EtcdMembers:
     """`count` members of one new cluster, each serving clients once the constructor returns.
     Quick elections, as a local cluster allows (50 ms heartbeats, 500 ms election timeout)."""
@@ -28,22 +34,26 @@ class EtcdMembers:
         self.endpoints = ",".join(clients)
         self.members = []
         for name, client, peer in zip(names, clients, peers):
-            log = open(os.path.join(self.work, f"{name}.log"), "w")
-            self.members.append(subprocess.Popen([
-                ETCD, "--name", name, "--data-dir", os.path.join(self.work, name),
-                "--listen-client-urls", f"http://{client}", "--advertise-client-urls",
-                f"http://{client}", "--listen-peer-urls", f"http://{peer}",
-                "--initial-advertise-peer-urls", f"http://{peer}", "--initial-cluster", cluster,
-                "--heartbeat-interval", "50", "--election-timeout", "500"],
-                stdout=log, stderr=subprocess.STDOUT))
+            with open(os.path.join(self.work, f"{name}.log"), "w") as log:
+                self.members.append(self.start_member(name, client, peer, cluster, log))
         deadline = time.monotonic() + 60
         for name, member in zip(names, self.members):
             log_path = os.path.join(self.work, f"{name}.log")
-            while "ready to serve client requests" not in open(log_path).read():
+            while not serves_clients(log_path):
                 if member.poll() is not None or time.monotonic() > deadline:
                     self.close()
                     sys.exit(f"bench: etcd member {name} did not start; see {log_path}")
                 time.sleep(0.02)
+
+    def start_member(self, name, client, peer, cluster, log):
+        """Member `name` of `cluster`, logging to `log`."""
+        return subprocess.Popen([
+            ETCD, "--name", name, "--data-dir", os.path.join(self.work, name),
+            "--listen-client-urls", f"http://{client}", "--advertise-client-urls",
+            f"http://{client}", "--listen-peer-urls", f"http://{peer}",
+            "--initial-advertise-peer-urls", f"http://{peer}", "--initial-cluster", cluster,
+            "--heartbeat-interval", "50", "--election-timeout", "500"],
+            stdout=log, stderr=subprocess.STDOUT)
 
     def close(self):
         for member in self.members:
@@ -65,10 +75,10 @@ def require_etcd_daemons():
     require(ETCD, "etcd (Debian's etcd-server)")
 
 
-def start_daemon(etcd_endpoints, ddprund=DDPRUND, extra=()):
+def start_daemon(etcd_endpoints):
     """A ddprund on the etcd store, on a port of its own choosing: it and its "host:port"."""
-    daemon = subprocess.Popen([ddprund, "--port=0", "--store=etcd",
-                               f"--etcd-endpoints={etcd_endpoints}"] + list(extra),
+    daemon = subprocess.Popen([DDPRUND, "--port=0", "--store=etcd",
+                               f"--etcd-endpoints={etcd_endpoints}"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = daemon.stdout.readline()
     if not line.startswith("ddprund listening on "):

@@ -15,7 +15,7 @@ import tempfile
 
 from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, one_restart, probe_restart_latency,
                     report_ms, require, unshared_loopback_endpoint)
-from etcd_daemons import EtcdMembers, require_etcd_daemons, start_daemon, stop_daemon
+from etcd_daemons import EtcdMembers, require_etcd_daemons, start_daemon, stop_job
 
 
 _runs = itertools.count()  # a job id per run: daemons keep an ended job's id for a while
@@ -27,7 +27,8 @@ def one_latency(launcher, extra, endpoint=None):
         env = dict(os.environ, PROBE_DIR=probe_dir)
         endpoint = endpoint or unshared_loopback_endpoint()
         args = ["--nnodes=2", "--nproc_per_node=2", f"--rdzv_endpoint={endpoint}",
-                f"--rdzv_id=restart-bench-{next(_runs)}", "--max_restarts=1"] + extra + ["--no_python", PROBE]
+                f"--rdzv_id=restart-bench-{next(_runs)}", "--max_restarts=1"]
+        args += extra + ["--no_python", PROBE]
         agents = [subprocess.Popen(launcher + args, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL) for _ in range(2)]
         for agent in agents:
@@ -50,8 +51,7 @@ def measure_on_etcd(runs):
             return measure("ddprun, daemons on etcd", [DDPRUN], [], runs,
                            ",".join(endpoint for _, endpoint in daemons))
         finally:
-            for daemon, _ in daemons:
-                stop_daemon(daemon)
+            stop_job([], daemons)
 
 
 def main():

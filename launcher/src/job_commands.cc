@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "ddprun/base/parsing.h"
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/job_status_client.h"
 #include "job_follower.h"
@@ -292,7 +293,8 @@ int HostStatusMain(const std::vector<std::string>& args) {
               << (here.has_exit() ? ExitText(here.exit()) : "-") << "\n";
   }
   if (!job.rendezvous().empty()) {
-    auto rounds = FetchJobStatus(job.rendezvous(), command.security, command.job_id, kAskTimeout);
+    auto rounds = FetchJobStatusFromEach(SplitCommas(job.rendezvous()), command.security,
+                                         command.job_id, kAskTimeout);
     if (rounds.ok()) {
       std::cout << FormatJobsTable(rounds.value());
     } else {

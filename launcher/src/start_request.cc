@@ -36,7 +36,7 @@ v1::StartJobRequest StartRequestFor(const SubmitRequest& request,
   start.set_check_only(check_only);
   start.set_program_mode(ProgramModeMessage(request.program_mode));
   start.set_shutdown_timeout_ms(request.shutdown_timeout.count());
-  start.set_rendezvous_endpoint(request.rendezvous);
+  start.set_rendezvous_endpoint(request.agent_rendezvous);
   start.set_forward_input(request.forward_input);
   return start;
 }

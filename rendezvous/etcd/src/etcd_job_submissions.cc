@@ -60,12 +60,22 @@ Status EtcdJobSubmissions::Check(const std::string& job_id, const std::string& s
 
 Status EtcdJobSubmissions::Hold(const std::string& job_id, const std::string& submission) {
   {
-    // One part of a job per daemon: a second would share (and its end delete) the first's record.
+    // One part of a job per daemon, reserved here before etcd is asked: a second would share (and
+    // its end delete) the first's record.
     std::lock_guard lock(mu_);
-    if (held_.contains(job_id)) {
+    if (!held_.emplace(job_id, submission).second) {
       return Status(StatusCode::kAlreadyExists, "job " + job_id + " runs here already");
     }
   }
+  Status recorded = Record(job_id, submission);
+  if (!recorded.ok()) {
+    std::lock_guard lock(mu_);
+    held_.erase(job_id);
+  }
+  return recorded;
+}
+
+Status EtcdJobSubmissions::Record(const std::string& job_id, const std::string& submission) {
   ASSIGN_OR_RETURN(int64_t lease, Lease());
   const std::string guard_key = GuardKey(settings_.prefix, job_id);
   for (int attempt = 0; attempt < kMaxHoldAttempts; ++attempt) {
@@ -79,11 +89,7 @@ Status EtcdJobSubmissions::Hold(const std::string& job_id, const std::string& su
     AddPut(txn, guard_key, submission);
     AddPut(txn, PartsPrefix(job_id) + settings_.holder, submission, lease);
     ASSIGN_OR_RETURN(TxnOutcome outcome, client_.Txn(txn));
-    if (outcome.succeeded) {
-      std::lock_guard lock(mu_);
-      held_[job_id] = submission;
-      return Status();
-    }
+    if (outcome.succeeded) return Status();
   }
   return Status(StatusCode::kAborted, "recording job " + job_id + " in etcd lost to other starts " +
                                           std::to_string(kMaxHoldAttempts) + " times in a row");

@@ -3,23 +3,11 @@
 
 #include <algorithm>
 
+#include "etcd_txn.h"
+
 namespace ddprun::etcd {
 
 namespace pb = etcdserverpb;
-
-pb::TxnRequest CreateIfAbsent(const std::string& key, const std::string& value, int64_t lease) {
-  pb::TxnRequest txn;
-  auto* compare = txn.add_compare();
-  compare->set_key(key);
-  compare->set_target(pb::Compare::CREATE);
-  compare->set_result(pb::Compare::EQUAL);
-  compare->set_create_revision(0);
-  auto* put = txn.add_success()->mutable_request_put();
-  put->set_key(key);
-  put->set_value(value);
-  put->set_lease(lease);
-  return txn;
-}
 
 namespace {
 
@@ -28,6 +16,13 @@ namespace {
 constexpr std::chrono::milliseconds kShortestRenewal{100};
 
 }  // namespace
+
+pb::TxnRequest CreateIfAbsent(const std::string& key, const std::string& value, int64_t lease) {
+  pb::TxnRequest txn;
+  CompareUnchanged(txn, key, std::nullopt);  // absent
+  AddPut(txn, key, value, lease);
+  return txn;
+}
 
 Leadership::Leadership(EtcdClient& client, LeadershipSettings settings,
                        const SteadyTimeSource& time)

@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 #include <future>
-#include <thread>
 
 #include "support/etcd_cluster.h"
 #include "support/skip.h"
@@ -77,13 +76,16 @@ TEST_CASE("a dead daemon's part of a job goes with its lease, and the job id is 
     REQUIRE(dying.Hold("job", "first").ok());
   }  // stops renewing, lets go of nothing: as kill -9 would
   CHECK(survivor.Hold("job", "second").code() == StatusCode::kAlreadyExists);
-  // etcd's own clock ends the lease: 2 s, rounded up to its minimum.
+  // etcd's own clock ends the lease (2 s, rounded up to its minimum): the part's delete.
+  const std::string part = "/ddprun/jobs/job/parts/dying";
+  auto recorded = client->Get(part);
+  REQUIRE(recorded.ok());
+  REQUIRE(recorded->has_value());
+  auto change = client->WaitForChange(part, (*recorded)->mod_revision, 30s);
+  REQUIRE(change.ok());
+  REQUIRE(change->has_value());
+  CHECK((*change)->deleted);
   Status held = survivor.Hold("job", "second");
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!held.ok() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(100ms);
-    held = survivor.Hold("job", "second");
-  }
   INFO(held.ToString());
   CHECK(held.ok());
 }

@@ -116,8 +116,8 @@ class EtcdClient {
   Status RevokeLease(int64_t lease);
 
   struct MemberReport {
-    std::string
-        description;  // the member answering and its version: "127.0.0.1:2379 (etcd 3.4.23)"
+    // The member answering and its version: "127.0.0.1:2379 (etcd 3.4.23)".
+    std::string description;
     uint64_t cluster_id = 0;  // the cluster's, the same from every member
   };
   // What the member answering now says of itself.

@@ -49,7 +49,9 @@ class EtcdJobSubmissions {
 
  private:
   std::string PartsPrefix(const std::string& job_id) const;
-  // This daemon's lease, granted at the first hold; 0 and the error when etcd cannot grant it.
+  // Hold's part in etcd, once reserved in held_.
+  Status Record(const std::string& job_id, const std::string& submission);
+  // This daemon's lease, granted at the first hold (the error when etcd cannot grant it).
   Result<int64_t> Lease();
   void RenewUntilStopped();
 
