@@ -16,6 +16,7 @@
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/etcd/etcd_client.h"
+#include "ddprun/etcd/etcd_job_credentials.h"
 #include "ddprun/etcd/etcd_job_leadership.h"
 #include "ddprun/etcd/etcd_job_store.h"
 #include "ddprun/etcd/etcd_job_submissions.h"
@@ -42,6 +43,8 @@ struct EtcdStore {
   std::unique_ptr<ddprun::etcd::EtcdClient> client;
   std::unique_ptr<ddprun::etcd::EtcdJobStore> jobs;
   std::unique_ptr<ddprun::etcd::EtcdJobLeadership> leadership;
+  // The jobs' store credentials, so that any daemon accepts a job's workers.
+  std::unique_ptr<ddprun::etcd::EtcdJobCredentials> credentials;
   // Which submission runs each job id, among the daemons on this store.
   std::unique_ptr<ddprun::etcd::EtcdJobSubmissions> submissions;
   // What the daemons sharing this store tell submitters (StartJobResponse.shared_store).
@@ -84,6 +87,8 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
   leadership.prefix = config.etcd_prefix;
   leadership.holder = LeaderHolderName();
   store.leadership = std::make_unique<etcd::EtcdJobLeadership>(*store.client, leadership);
+  store.credentials = std::make_unique<etcd::EtcdJobCredentials>(
+      *store.client, etcd::JobCredentialsSettings{.prefix = config.etcd_prefix});
   store.submissions = std::make_unique<etcd::EtcdJobSubmissions>(
       *store.client,
       etcd::JobSubmissionsSettings{.prefix = config.etcd_prefix, .holder = leadership.holder});
@@ -143,6 +148,7 @@ int main(int argc, char** argv) {
   RendezvousServerOptions options;
   options.store = etcd_store.jobs.get();
   options.leadership = etcd_store.leadership.get();
+  options.shared_credentials = etcd_store.credentials.get();
   options.more_services = {&job_service};
   options.bind_host = config.bind;
   options.port = config.port;

@@ -99,7 +99,10 @@ void JobRegistry::Drain(const std::string& job_id, JobRounds& job, RendezvousTim
       job.state() == JobRounds::State::kComplete || job.state() == JobRounds::State::kFailed;
   if (ended) {
     ended_at_.try_emplace(job_id, now);
-    if (credential != credentials_.end()) credentials_.erase(credential);  // revoked at the end
+    if (credential != credentials_.end()) {  // revoked at the end
+      credentials_.erase(credential);
+      if (on_revoked_) on_revoked_(job_id);
+    }
   }
   Reindex(job_id, job);
 }
@@ -150,6 +153,13 @@ Status JobRegistry::SetCredential(const std::string& job_id,
   }
   credential->second.secret = std::move(secret).value();
   return Status::Ok();
+}
+
+void JobRegistry::SetSharedCredential(const std::string& job_id, const std::string& secret) {
+  if (!mint_) return;
+  MutexLock lock(mu_);
+  if (jobs_.count(job_id) > 0) return;
+  credentials_[job_id] = Credential{.secret = secret, .issued = true};
 }
 
 bool JobRegistry::AcceptsStoreCredential(const std::string& job_id,

@@ -6,7 +6,9 @@
 //
 // Store credentials: with a mint, each job gets one when it is created (or adopts the one a
 // resuming node's workers hold, when the server lost the job), every RoundReady carries it to
-// the job's nodes for their workers, and it is revoked the moment the job ends.
+// the job's nodes for their workers, and it is revoked the moment the job ends. A server whose
+// jobs' credentials are shared with other servers (shared_credentials.h) sets each job's before
+// its first join (SetSharedCredential) and hears of each revocation (`on_revoked`).
 #pragma once
 
 #include <functional>
@@ -46,10 +48,14 @@ class JobRegistry {
   static constexpr std::chrono::minutes kEndedJobRetention{10};
   // Makes a new job's store credential (NewSecretToken in the server).
   using CredentialMint = std::function<Result<std::string>()>;
+  // A job's credential was revoked (the job ended). Runs under the registry's lock: it must only
+  // hand the job id off.
+  using CredentialRevoked = std::function<void(const std::string& job_id)>;
 
   // No `mint`: jobs have no credentials (the server needs no token).
-  explicit JobRegistry(JobLimits limits = {}, CredentialMint mint = {})
-      : limits_(limits), mint_(std::move(mint)) {}
+  explicit JobRegistry(JobLimits limits = {}, CredentialMint mint = {},
+                       CredentialRevoked on_revoked = {})
+      : limits_(limits), mint_(std::move(mint)), on_revoked_(std::move(on_revoked)) {}
 
   // The first join of a job creates it with `settings` (INVALID_ARGUMENT when they are not
   // sensible or over `limits`); later joins must ask for the same number of nodes
@@ -84,6 +90,10 @@ class JobRegistry {
   // True when `presented` is the store credential of job `job_id` and the job has not ended.
   // Compares in constant time.
   bool AcceptsStoreCredential(const std::string& job_id, std::string_view presented) const;
+  // Job `job_id`'s credential is `secret`, which its workers may hold already: the shared one
+  // (shared_credentials.h), set before the job's first join on this server. A job this server
+  // holds already keeps its own. Ignored without a mint.
+  void SetSharedCredential(const std::string& job_id, const std::string& secret);
   // Forgets job `job_id` without ending it: another server leads it now (job_leadership.h), and
   // its nodes re-join there. Its store keys stay.
   void Abandon(const std::string& job_id);
@@ -118,6 +128,7 @@ class JobRegistry {
 
   const JobLimits limits_;
   const CredentialMint mint_;
+  const CredentialRevoked on_revoked_;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<JobRounds>> jobs_ GUARDED_BY(mu_);
   // Jobs forgotten to make room, for the next Tick to report (their keys are dropped then).

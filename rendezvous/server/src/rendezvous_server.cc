@@ -117,7 +117,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   if (options.count_calls) impl.calls = std::make_unique<RpcCounts>();
   impl.service = std::make_unique<RendezvousService>(
       *self->store_, options.token, options.time ? *options.time : SteadyTimeSource::Real(),
-      options.leadership, impl.calls.get());
+      options.leadership, impl.calls.get(), options.shared_credentials);
   impl.more_services = options.more_services;
   // Values may be up to KeyValueLimits::max_value_bytes; leave room for the envelope.
   impl.max_receive_bytes = static_cast<int>(options.limits.max_value_bytes) + (64 << 10);

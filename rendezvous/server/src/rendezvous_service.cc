@@ -22,6 +22,8 @@ constexpr size_t kBlockingStoreThreads = 8;
 
 StoreScopeKey ScopeOf(const v1::StoreScope& scope) { return {scope.job_id(), scope.round()}; }
 
+Result<std::string> MintStoreCredential() { return NewSecretToken("a job's store credential"); }
+
 grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
   auto* reactor = context->DefaultReactor();
   reactor->Finish(status);
@@ -101,17 +103,24 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
 };
 
 RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time,
-                                     JobLeadership* leadership, RpcCounts* calls)
+                                     JobLeadership* leadership, RpcCounts* calls,
+                                     SharedCredentials* credentials)
     : store_(store),
       token_(std::move(token)),
       time_(time),
       leadership_(leadership),
       calls_(calls),
-      registry_(
-          JobLimits{}, token_.empty() ? JobRegistry::CredentialMint{}
-                                      : [] { return NewSecretToken("a job's store credential"); }) {
-  // A claim of a job's lead waits on the network too.
-  if (store_.CallsBlock() || leadership_) {
+      shared_credentials_(credentials),
+      registry_(JobLimits{},
+                token_.empty() ? JobRegistry::CredentialMint{} : MintStoreCredential,
+                credentials == nullptr ? JobRegistry::CredentialRevoked{}
+                                       : [this](const std::string& job_id) {
+                                           RunStoreCall([this, job_id] {
+                                             shared_credentials_->Revoke(job_id);
+                                           });
+                                         }) {
+  // A claim of a job's lead, and a check of a shared credential, wait on the network too.
+  if (store_.CallsBlock() || leadership_ || shared_credentials_) {
     blocking_store_calls_ = std::make_unique<boost::asio::thread_pool>(kBlockingStoreThreads);
   }
   time_.OnStep([this] { ScheduleTick(); });
@@ -144,8 +153,25 @@ grpc::Status RendezvousService::Authenticate(grpc::CallbackServerContext* contex
 grpc::Status RendezvousService::AuthenticateStoreCall(grpc::CallbackServerContext* context,
                                                       const v1::StoreScope& scope) const {
   return AuthenticateCall(*context, token_, [this, &scope](std::string_view presented) {
-    return registry_.AcceptsStoreCredential(scope.job_id(), presented);
+    return registry_.AcceptsStoreCredential(scope.job_id(), presented) ||
+           (shared_credentials_ != nullptr &&
+            shared_credentials_->Accepts(scope.job_id(), presented));
   });
+}
+
+Status RendezvousService::TakeSharedCredential(const v1::AgentMessage::Join& join) {
+  if (shared_credentials_ == nullptr || token_.empty()) return Status::Ok();
+  // The resuming node's, where it has one: its workers hold it, if no server recorded another.
+  std::string candidate = join.running().store_credential();
+  if (candidate.empty() || candidate.size() > JobLimits{}.max_id_bytes) {
+    auto minted = MintStoreCredential();
+    if (!minted.ok()) return minted.status();
+    candidate = std::move(minted).value();
+  }
+  auto secret = shared_credentials_->Establish(join.job_id(), candidate);
+  if (!secret.ok()) return secret.status();
+  registry_.SetSharedCredential(join.job_id(), secret.value());
+  return Status::Ok();
 }
 
 void RendezvousService::RunStoreCall(std::function<void()> call) {
@@ -159,9 +185,11 @@ void RendezvousService::RunStoreCall(std::function<void()> call) {
 grpc::ServerUnaryReactor* RendezvousService::AnswerStoreCall(grpc::CallbackServerContext* context,
                                                              const v1::StoreScope& scope,
                                                              std::function<grpc::Status()> call) {
-  if (auto auth = AuthenticateStoreCall(context, scope); !auth.ok()) return Finish(context, auth);
   auto* reactor = context->DefaultReactor();
-  RunStoreCall([reactor, call = std::move(call)] { reactor->Finish(call()); });
+  RunStoreCall([this, context, &scope, reactor, call = std::move(call)] {
+    grpc::Status auth = AuthenticateStoreCall(context, scope);
+    reactor->Finish(auth.ok() ? call() : auth);
+  });
   return reactor;
 }
 
@@ -185,11 +213,14 @@ grpc::ServerUnaryReactor* RendezvousService::Get(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* RendezvousService::Wait(grpc::CallbackServerContext* context,
                                                   const v1::WaitRequest* request,
                                                   v1::WaitResponse*) {
-  if (auto auth = AuthenticateStoreCall(context, request->scope()); !auth.ok()) {
-    return Finish(context, auth);
-  }
   auto* reactor = new WaitReactor(store_, timers().io);
-  RunStoreCall([reactor, request] { reactor->Start(*request); });
+  RunStoreCall([this, context, reactor, request] {
+    if (grpc::Status auth = AuthenticateStoreCall(context, request->scope()); !auth.ok()) {
+      reactor->Finish(auth);
+      return;
+    }
+    reactor->Start(*request);
+  });
   return reactor;
 }
 

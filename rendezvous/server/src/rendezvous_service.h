@@ -23,6 +23,7 @@
 #include "ddprun/base/thread_annotations.h"
 #include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/job_store.h"
+#include "ddprun/rendezvous/shared_credentials.h"
 #include "ddprun/v1/rendezvous.grpc.pb.h"
 #include "job_registry.h"
 #include "rpc_counts.h"
@@ -38,8 +39,12 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // jobs this server leads: a session's first join claims its job, and a job whose lead is lost
   // is dropped, its sessions ended, so that its agents go to the leader.
   // With `calls` (which must outlive it), each Session is counted there when it ends.
+  // With `credentials` (which must outlive it), the jobs' store credentials are shared with the
+  // other servers of the store: a job this server claims takes the recorded one, and a store
+  // call whose credential this server does not know is checked there.
   RendezvousService(JobStore& store, std::string token, SteadyTimeSource& time,
-                    JobLeadership* leadership = nullptr, RpcCounts* calls = nullptr);
+                    JobLeadership* leadership = nullptr, RpcCounts* calls = nullptr,
+                    SharedCredentials* credentials = nullptr);
   ~RendezvousService() override;
 
   grpc::ServerUnaryReactor* Set(grpc::CallbackServerContext* context, const v1::SetRequest* request,
@@ -85,6 +90,9 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   grpc::Status OnAgentMessage(SessionReactor& session, const v1::AgentMessage& message);
   // Whether `message` is a join of a job another server may lead: it must be claimed first.
   bool NeedsClaim(const v1::AgentMessage& message) const;
+  // After this server claimed the job of `join`: sets its credential from the shared ones (the
+  // recorded one, else the resuming node's, else a new one). OK without shared credentials.
+  Status TakeSharedCredential(const v1::AgentMessage::Join& join);
   // The lead of job `job_id` was lost: forgets the job, ends its sessions.
   void AbandonJob(const std::string& job_id);
   // Sends each event to its node's session, if it has one, then calls on_change_. Without
@@ -103,7 +111,8 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // OK, or UNAUTHENTICATED (logged) when the call lacks the server's token.
   grpc::Status Authenticate(grpc::CallbackServerContext* context) const;
   // The same for a store call, which may also carry the store credential of the job whose keys
-  // it names (`scope`): what the job's workers hold.
+  // it names (`scope`): what the job's workers hold. Blocks on the network with shared
+  // credentials: run it where RunStoreCall runs the call.
   grpc::Status AuthenticateStoreCall(grpc::CallbackServerContext* context,
                                      const v1::StoreScope& scope) const;
   // Runs `call` (a store operation) at once for an in-memory store, else on the blocking
@@ -120,6 +129,7 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   SteadyTimeSource& time_;
   JobLeadership* const leadership_;  // null: this server runs every job that joins
   RpcCounts* const calls_;           // null: calls are not counted
+  SharedCredentials* const shared_credentials_;  // null: this server's own only
   JobRegistry registry_;
   mutable Mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);

@@ -59,7 +59,13 @@ void RendezvousService::SessionReactor::OnReadDone(bool ok) {
   if (service_.NeedsClaim(incoming_)) {
     // The claim waits on the shared store: off gRPC's thread, and the next read waits for it.
     service_.RunStoreCall([this] {
-      Status claimed = service_.leadership_->Claim(incoming_.join().job_id());
+      const std::string& job_id = incoming_.join().job_id();
+      Status claimed = service_.leadership_->Claim(job_id);
+      if (claimed.ok()) {
+        claimed = service_.TakeSharedCredential(incoming_.join());
+        // A job without its credential would refuse its own workers: the next server tries.
+        if (!claimed.ok()) service_.leadership_->Release(job_id);
+      }
       if (!claimed.ok()) {
         End(ToGrpcStatus(claimed), /*led_elsewhere=*/true);
         return;
@@ -272,6 +278,7 @@ void RendezvousService::ScheduleTick() {
       for (const auto& job_id : forgotten) {
         RunStoreCall([this, job_id] {
           if (leadership_) leadership_->Release(job_id);
+          if (shared_credentials_) shared_credentials_->Revoke(job_id);  // if its end's did not
           if (Status dropped = store_.DropJob(job_id); !dropped.ok()) {
             GetLogger("rendezvous")
                 ->warn("the store keys of ended job '{}' stay: {}", job_id, dropped.message());

@@ -11,6 +11,8 @@
 #include "ddprun/rendezvous/job_client.h"
 #include "ddprun/rendezvous/store_client.h"
 #include "integration/multinode/multinode_support.h"
+#include "support/etcd_cluster.h"
+#include "support/skip.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
@@ -54,6 +56,44 @@ std::unique_ptr<StoreClient> StoreAs(const std::string& address, const std::stri
   return StoreClient::Connect(options);
 }
 
+// `path`, made a FIFO (before a worker opens it).
+std::string MadeFifo(const std::string& path) {
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  return path;
+}
+
+// A one-node job that a submitter starts on `daemon` (with the daemon token in dir/token),
+// whose worker records its environment and runs until Release.
+struct JobWithOneWorker {
+  JobWithOneWorker(const ScratchDir& dir, const Daemon& daemon, const std::string& job)
+      : fifo(MadeFifo(dir / "release")),
+        submitter(Ddprun({"--token-file=" + dir / "token", "--hosts=" + daemon.endpoint(),
+                          "--rdzv_id=" + job, "sh", "-c",
+                          "env > \"$0.part\" && mv \"$0.part\" \"$0\" && echo worker-ready && "
+                          "read go < \"$1\"",
+                          dir / "env", fifo})) {
+    REQUIRE(submitter.WaitForStdoutLine(
+        [](const std::string& line) { return line.find("worker-ready") != std::string::npos; },
+        60s));
+    env = EnvironmentIn(ReadFile(dir / "env"));
+    credential = env["DDPRUN_TOKEN"];
+  }
+
+  // Lets the worker exit; the job ends, and the submitter with it.
+  void Release() {
+    REQUIRE(ReleaseReader(fifo, 30s));
+    auto exit = submitter.Wait(60s);
+    INFO(submitter.stdout_text() << submitter.stderr_text());
+    REQUIRE(exit.has_value());
+    CHECK(exit->exit_code == 0);
+  }
+
+  const std::string fifo;
+  ChildProcess submitter;
+  std::map<std::string, std::string> env;
+  std::string credential;
+};
+
 }  // namespace
 
 TEST_CASE("a worker's store credential serves its job's keys only, and ends with the job") {
@@ -61,18 +101,9 @@ TEST_CASE("a worker's store credential serves its job's keys only, and ends with
   WriteFile(dir / "token", std::string(kDaemonToken) + "\n");
   Daemon daemon(
       {"--allow-root-jobs", "--agent-program=" + kDdprun, "--token-file=" + dir / "token"});
-  REQUIRE(::mkfifo((dir / "release").c_str(), 0600) == 0);
-
-  // The worker records what it was given, says so, and runs until the test releases it.
-  ChildProcess submitter(
-      Ddprun({"--token-file=" + dir / "token", "--hosts=" + daemon.endpoint(),
-              "--rdzv_id=credential-job", "sh", "-c",
-              "env > \"$0.part\" && mv \"$0.part\" \"$0\" && echo worker-ready && read go < \"$1\"",
-              dir / "env", dir / "release"}));
-  REQUIRE(submitter.WaitForStdoutLine(
-      [](const std::string& line) { return line.find("worker-ready") != std::string::npos; }, 60s));
-  auto env = EnvironmentIn(ReadFile(dir / "env"));
-  const std::string credential = env["DDPRUN_TOKEN"];
+  JobWithOneWorker job(dir, daemon, "credential-job");
+  auto& env = job.env;
+  const std::string credential = job.credential;
   const std::string job_id = env["DDPRUN_JOB_ID"];
   INFO("worker's DDPRUN_STORE_ADDR " << env["DDPRUN_STORE_ADDR"]);
   CHECK(job_id == "credential-job");
@@ -112,12 +143,53 @@ TEST_CASE("a worker's store credential serves its job's keys only, and ends with
     CHECK(jobs.List("", 10s).status().code() == StatusCode::kUnauthenticated);
   }
 
-  REQUIRE(ReleaseReader(dir / "release", 30s));
-  auto exit = submitter.Wait(60s);
-  INFO(submitter.stdout_text() << submitter.stderr_text());
-  REQUIRE(exit.has_value());
-  CHECK(exit->exit_code == 0);
+  job.Release();
   // The job has ended: its credential opens nothing, its own keys included.
   CHECK(StoreAs(daemon.endpoint(), credential, job_id)->Get("k").status().code() ==
         StatusCode::kUnauthenticated);
+}
+
+TEST_CASE(
+    "on daemons sharing one etcd, a worker's store credential opens its job's keys at every "
+    "daemon while the job runs, and at none once it ended") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  ScratchDir dir;
+  WriteFile(dir / "token", std::string(kDaemonToken) + "\n");
+  const std::vector<std::string> flags = {"--allow-root-jobs", "--agent-program=" + kDdprun,
+                                          "--token-file=" + dir / "token", "--store=etcd",
+                                          "--etcd-endpoints=" + cluster.EndpointList()};
+  Daemon leader(flags);
+  Daemon other(flags);  // never hears of the job: its worker's calls fail over to it
+  JobWithOneWorker job(dir, leader, "shared-credential-job");
+  REQUIRE(job.credential.size() == 64);
+
+  auto at_leader = StoreAs(leader.endpoint(), job.credential, "shared-credential-job");
+  auto at_other = StoreAs(other.endpoint(), job.credential, "shared-credential-job");
+  REQUIRE(at_leader->Set("k", "v").ok());
+  auto read = at_other->Get("k");
+  INFO(read.status().message());
+  REQUIRE(read.ok());
+  CHECK(read.value() == "v");
+  CHECK(at_other->Add("n", 1).ok());
+  CHECK(at_other->Wait({"k"}, 5s).ok());
+  // No other job's keys, and nothing but the store.
+  CHECK(StoreAs(other.endpoint(), job.credential, "other-job")->Get("k").status().code() ==
+        StatusCode::kUnauthenticated);
+  ClientSecurity as_worker;
+  as_worker.token = job.credential;
+  CHECK(JobClient(other.endpoint(), as_worker).List("", 10s).status().code() ==
+        StatusCode::kUnauthenticated);
+
+  job.Release();
+  CHECK(at_leader->Get("k").status().code() == StatusCode::kUnauthenticated);
+  // The other daemon's answer may be as old as its cache allows (1 s): asked until it refuses.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  Status refused = at_other->Get("k").status();
+  while (refused.code() != StatusCode::kUnauthenticated &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    refused = at_other->Get("k").status();
+  }
+  CHECK(refused.code() == StatusCode::kUnauthenticated);
 }

@@ -17,6 +17,7 @@
 #include "ddprun/base/steady_time_source.h"
 #include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/job_store.h"
+#include "ddprun/rendezvous/shared_credentials.h"
 #include "ddprun/rendezvous/round_types.h"
 
 namespace grpc {
@@ -43,6 +44,10 @@ struct RendezvousServerOptions {
   // With a shared store: which server runs each job's rounds (job_leadership.h); this one runs
   // only the jobs it leads. Null: every job that joins here. Must outlive the server.
   JobLeadership* leadership = nullptr;
+  // With a shared store: the jobs' store credentials as every server of the store knows them
+  // (shared_credentials.h), so that a worker's store call is accepted at any of them. Null: this
+  // server's own. Must outlive the server.
+  SharedCredentials* shared_credentials = nullptr;
   // The embedded server's mode: the server binds and listens on its own socket, and starts gRPC
   // only when the first client connects, over plain TCP (loopback; the token still applies).
   // A job whose workers never use the store never pays gRPC's start-up time and memory.
