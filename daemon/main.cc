@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -15,11 +14,8 @@
 #include "daemon_config.h"
 #include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
-#include "ddprun/etcd/etcd_client.h"
-#include "ddprun/etcd/etcd_job_credentials.h"
-#include "ddprun/etcd/etcd_job_leadership.h"
-#include "ddprun/etcd/etcd_job_store.h"
 #include "ddprun/etcd/etcd_job_submissions.h"
+#include "ddprun/etcd/etcd_rendezvous_store.h"
 #include "ddprun/monitoring/http_endpoint.h"
 #include "ddprun/rendezvous/monitoring_routes.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
@@ -37,18 +33,11 @@ std::string AgentBesideDaemon() {
   return self.substr(0, self.rfind('/') + 1) + "ddprun";
 }
 
-// With --store=etcd: a client of the cluster that has answered once (a daemon that cannot reach
-// its etcd never starts), the jobs' store in it, and which daemon leads each job.
+// With --store=etcd: the rendezvous's store in etcd, and which submission runs each job id among
+// the daemons on it.
 struct EtcdStore {
-  std::unique_ptr<ddprun::etcd::EtcdClient> client;
-  std::unique_ptr<ddprun::etcd::EtcdJobStore> jobs;
-  std::unique_ptr<ddprun::etcd::EtcdJobLeadership> leadership;
-  // The jobs' store credentials, so that any daemon accepts a job's workers.
-  std::unique_ptr<ddprun::etcd::EtcdJobCredentials> credentials;
-  // Which submission runs each job id, among the daemons on this store.
+  ddprun::etcd::EtcdRendezvousStore rendezvous;
   std::unique_ptr<ddprun::etcd::EtcdJobSubmissions> submissions;
-  // What the daemons sharing this store tell submitters (StartJobResponse.shared_store).
-  std::string shared_store;
 };
 
 // Who this daemon is, in its leader keys: unique while it lives.
@@ -67,31 +56,13 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
   settings.ca_pem = config.etcd_ca_pem;
   settings.cert_pem = config.etcd_cert_pem;
   settings.key_pem = config.etcd_key_pem;
-  auto client = etcd::EtcdClient::Open(std::move(settings));
-  if (!client.ok()) return client.status();
-  auto member = client.value()->MemberStatus();
-  if (!member.ok()) {
-    return Status(member.status().code(),
-                  "etcd: " + member.status().message() + "; start the members first");
-  }
-  GetLogger("rendezvous")
-      ->info("the jobs' store is in etcd, under {}, served by {}", config.etcd_prefix,
-             member.value().description);
-  EtcdStore store;
-  char cluster[17];
-  std::snprintf(cluster, sizeof(cluster), "%016" PRIx64, member.value().cluster_id);
-  store.shared_store = "etcd cluster " + std::string(cluster) + " " + config.etcd_prefix;
-  store.client = std::move(client).value();
-  store.jobs = std::make_unique<etcd::EtcdJobStore>(*store.client, config.etcd_prefix);
-  etcd::JobLeadershipSettings leadership;
-  leadership.prefix = config.etcd_prefix;
-  leadership.holder = LeaderHolderName();
-  store.leadership = std::make_unique<etcd::EtcdJobLeadership>(*store.client, leadership);
-  store.credentials = std::make_unique<etcd::EtcdJobCredentials>(
-      *store.client, etcd::JobCredentialsSettings{.prefix = config.etcd_prefix});
+  const std::string holder = LeaderHolderName();
+  auto rendezvous = etcd::OpenEtcdRendezvousStore(std::move(settings), config.etcd_prefix, holder);
+  if (!rendezvous.ok()) return rendezvous.status();
+  EtcdStore store{.rendezvous = std::move(rendezvous).value(), .submissions = nullptr};
   store.submissions = std::make_unique<etcd::EtcdJobSubmissions>(
-      *store.client,
-      etcd::JobSubmissionsSettings{.prefix = config.etcd_prefix, .holder = leadership.holder});
+      *store.rendezvous.client,
+      etcd::JobSubmissionsSettings{.prefix = config.etcd_prefix, .holder = holder});
   return store;
 }
 
@@ -142,13 +113,13 @@ int main(int argc, char** argv) {
   }
   JobTable job_table(jobs);  // destroyed first: its jobs' ends still reach etcd_store
   JobService job_service(job_table, config.token,
-                         SharedJobStore{.description = etcd_store.shared_store,
+                         SharedJobStore{.description = etcd_store.rendezvous.description,
                                         .submissions = etcd_store.submissions.get()});
 
   RendezvousServerOptions options;
-  options.store = etcd_store.jobs.get();
-  options.leadership = etcd_store.leadership.get();
-  options.shared_credentials = etcd_store.credentials.get();
+  options.store = etcd_store.rendezvous.jobs.get();
+  options.leadership = etcd_store.rendezvous.leadership.get();
+  options.shared_credentials = etcd_store.rendezvous.credentials.get();
   options.more_services = {&job_service};
   options.bind_host = config.bind;
   options.port = config.port;
@@ -169,8 +140,8 @@ int main(int argc, char** argv) {
     MonitoredRendezvous monitored;
     monitored.server = server.value().get();
     monitored.stopping = &stopping;
-    if (etcd_store.client) {
-      etcd::EtcdClient* client = etcd_store.client.get();
+    if (etcd_store.rendezvous.client) {
+      etcd::EtcdClient* client = etcd_store.rendezvous.client.get();
       monitored.check_store = [client] { return client->MemberStatus().status(); };
     }
     HttpEndpointOptions http;

@@ -30,12 +30,15 @@ std::vector<FlagSpec> FlagTable(RawOptions& raw) {
        .help = "Single node with an embedded rendezvous server on 127.0.0.1 and a random run id",
        .target = &raw.standalone},
       {.name = "--rdzv_backend",
-       .help = "Accepted for torchrun compatibility (static or c10d); ddprun has one rendezvous",
+       .help = "static or c10d (torchrun's names for ddprun's own rendezvous), or etcd-v3: "
+               "--rdzv_endpoint lists etcd's members, and the agents run the rendezvous "
+               "themselves, one at a time, over etcd",
        .target = &raw.rdzv_backend,
        .show_default = true},
       {.name = "--rdzv_endpoint",
        .help = "HOST[:PORT] of the rendezvous server (multi-node); several, comma-separated: "
-               "daemons on one etcd, any of which serves the job",
+               "daemons on one etcd, any of which serves the job; with etcd-v3, etcd's members "
+               "(port 2379 by default)",
        .target = &raw.rdzv_endpoint},
       {.name = "--rdzv_conf", .help = "Rendezvous settings, k1=v1,k2=v2", .target = &raw.rdzv_conf},
       {.name = "--rdzv_id",

@@ -69,6 +69,9 @@ struct LaunchConfig {
   // Every --rdzv_endpoint, the first included: with more than one, daemons on one etcd, any of
   // which serves the job, and this agent never hosts the rendezvous itself.
   std::vector<std::pair<std::string, int>> rdzv_endpoints;  // host, port
+  // --rdzv_backend=etcd-v3: rdzv_endpoints are etcd's members. Every agent serves the rendezvous
+  // over etcd, and the one that leads the job (elected in etcd) runs its rounds.
+  bool rdzv_on_etcd = false;
   RendezvousSettings rdzv_settings;
   ClientSecurity security;
   std::string tls_ca_file;  // the files security was read from, passed on to the workers

@@ -62,6 +62,7 @@ Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_con
                                  JobEnvironment& job) {
   ASSIGN_OR_RETURN(auto node, PrepareRendezvousNode(config));
   NodeSetup setup;
+  setup.etcd = std::move(node.etcd);
   setup.server = std::move(node.hosted);
   setup.reserved_port.emplace(std::move(node.master_port));
   // Named as on one node, with the address that tells nodes of one host name apart.

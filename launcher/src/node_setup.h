@@ -12,12 +12,15 @@
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/bound_socket.h"
+#include "ddprun/etcd/etcd_rendezvous_store.h"
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "launch_config.h"
 
 namespace ddprun {
 
 struct NodeSetup {
+  // --rdzv_backend=etcd-v3: where `server` keeps the job (before it: it outlives it).
+  std::unique_ptr<etcd::EtcdRendezvousStore> etcd;
   std::unique_ptr<RendezvousServer> server;  // embedded here, when it is
   std::optional<BoundSocket> reserved_port;  // MASTER_PORT, kept bound for the run
   // One node with --metrics_port: the job's state, which its coordinator keeps for the pages.

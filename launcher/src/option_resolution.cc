@@ -42,11 +42,18 @@ Status ResolveSecurity(const RawOptions& raw, LaunchConfig& config) {
 // --rdzv_endpoint, --rdzv_backend, --rdzv_conf and the security files, for a multi-node job.
 Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   const std::string& backend = raw.rdzv_backend;
-  if (backend != "static" && backend != "c10d" && backend != "ddprun") {
+  if (backend == "etcd" || backend == "etcd-v2") {
+    return InvalidArgumentError("--rdzv_backend=" + backend +
+                                ": that is etcd's v2 API, which etcd 3.6 removed; ddprun speaks "
+                                "v3: use --rdzv_backend=etcd-v3 --rdzv_endpoint=HOST:2379,...");
+  }
+  if (backend != "static" && backend != "c10d" && backend != "ddprun" && backend != "etcd-v3") {
     return InvalidArgumentError("--rdzv_backend=" + backend +
                                 ": ddprun has its own rendezvous server; use c10d (or leave the "
-                                "flag out) with --rdzv_endpoint=HOST:PORT");
+                                "flag out) with --rdzv_endpoint=HOST:PORT, or etcd-v3 with "
+                                "--rdzv_endpoint=ETCD_HOST:2379,...");
   }
+  config.rdzv_on_etcd = backend == "etcd-v3";
   ASSIGN_OR_RETURN(config.rdzv_settings, ParseRendezvousConf(raw.rdzv_conf));
   config.rdzv_settings.min_nodes = config.min_nodes;
   config.rdzv_settings.max_nodes = config.max_nodes;
@@ -72,7 +79,9 @@ Status ResolveRendezvous(const RawOptions& raw, LaunchConfig& config) {
   }
   config.rdzv_endpoints.clear();
   for (const std::string& entry : SplitCommas(endpoint_text)) {
-    ASSIGN_OR_RETURN(auto endpoint, ParseEndpoint(Trim(entry), kDefaultRendezvousPort));
+    ASSIGN_OR_RETURN(auto endpoint,
+                     ParseEndpoint(Trim(entry), config.rdzv_on_etcd ? kDefaultEtcdPort
+                                                                    : kDefaultRendezvousPort));
     config.rdzv_endpoints.emplace_back(endpoint.host, endpoint.port);
   }
   std::tie(config.rdzv_host, config.rdzv_port) = config.rdzv_endpoints.front();

@@ -12,6 +12,7 @@
 
 #include "ddprun/base/ipv4.h"
 #include "ddprun/base/logging.h"
+#include "ddprun/base/parsing.h"
 #include "ddprun/base/security_files.h"
 #include "ddprun/base/status_macros.h"
 #include "node_address.h"
@@ -27,6 +28,36 @@ std::string NodeId() {
   return HostName() + "-" + std::to_string(::getpid()) + "-" + id;
 }
 
+// The options of a server this agent hosts on `bind_host:port`: the token, and TLS as the node's
+// files give it (INVALID_ARGUMENT when a CA is given without a server certificate).
+Result<RendezvousServerOptions> HostedServerOptions(const LaunchConfig& config,
+                                                    const std::string& bind_host, int port) {
+  RendezvousServerOptions options;
+  options.bind_host = bind_host;
+  options.port = port;
+  options.token = config.security.token;
+  if (!config.security.tls_ca_pem.empty()) {
+    if (config.security.tls_cert_pem.empty()) {
+      return InvalidArgumentError(
+          "this node hosts the rendezvous on " + bind_host + ":" + std::to_string(port) +
+          " with TLS: give it a server certificate with --tls-cert and --tls-key");
+    }
+    options.tls_cert_pem = config.security.tls_cert_pem;
+    options.tls_key_pem = config.security.tls_key_pem;
+    options.tls_client_ca_pem = config.security.tls_ca_pem;
+  }
+  return options;
+}
+
+void WarnWithoutToken(const LaunchConfig& config, const std::string& address, int port) {
+  if (config.security.token.empty() && !IsLoopbackAddress(address)) {
+    std::fprintf(stderr,
+                 "ddprun: warning: the rendezvous server on %s:%d has no token: anyone who can "
+                 "reach it can join or disturb the job; pass --token-file\n",
+                 address.c_str(), port);
+  }
+}
+
 // The embedded server on the endpoint, when the endpoint is this host and nobody serves there.
 Result<std::unique_ptr<RendezvousServer>> MaybeHost(const LaunchConfig& config,
                                                     const std::string& endpoint_address) {
@@ -37,32 +68,48 @@ Result<std::unique_ptr<RendezvousServer>> MaybeHost(const LaunchConfig& config,
     GetLogger("launcher")->info("not hosting the rendezvous: {}", probe.status().message());
     return std::unique_ptr<RendezvousServer>();
   }
-  RendezvousServerOptions options;
-  options.bind_host = endpoint_address;
-  options.port = config.rdzv_port;
-  options.token = config.security.token;
-  if (!config.security.tls_ca_pem.empty()) {
-    if (config.security.tls_cert_pem.empty()) {
-      return InvalidArgumentError(
-          "this node hosts the rendezvous on " + endpoint_address + ":" +
-          std::to_string(config.rdzv_port) +
-          " with TLS: give it a server certificate with --tls-cert and --tls-key");
-    }
-    options.tls_cert_pem = config.security.tls_cert_pem;
-    options.tls_key_pem = config.security.tls_key_pem;
-    options.tls_client_ca_pem = config.security.tls_ca_pem;
-  }
+  ASSIGN_OR_RETURN(RendezvousServerOptions options,
+                   HostedServerOptions(config, endpoint_address, config.rdzv_port));
   auto server = RendezvousServer::Start(options);
   if (!server.ok()) {
     GetLogger("launcher")->info("not hosting the rendezvous: {}", server.status().message());
     return std::unique_ptr<RendezvousServer>();
   }
-  if (config.security.token.empty() && !IsLoopbackAddress(endpoint_address)) {
-    std::fprintf(stderr,
-                 "ddprun: warning: the rendezvous server on %s:%d has no token: anyone who can "
-                 "reach it can join or disturb the job; pass --token-file\n",
-                 endpoint_address.c_str(), config.rdzv_port);
+  WarnWithoutToken(config, endpoint_address, config.rdzv_port);
+  return std::move(server).value();
+}
+
+// This node's address toward `endpoint_address:port` (the server, or an etcd member), or
+// --local_addr resolved.
+Result<std::string> NodeAddress(const LaunchConfig& config, const std::string& endpoint_address,
+                                int port) {
+  if (config.local_addr.empty()) {
+    auto route = SourceAddressToward(endpoint_address, port);
+    if (!route.ok()) return UnavailableError("--rdzv_endpoint: " + route.status().message());
+    return route.value();
   }
+  auto resolved = ResolveIPv4(config.local_addr);
+  if (!resolved.ok()) return InvalidArgumentError("--local_addr: " + resolved.status().message());
+  return resolved.value();
+}
+
+// --rdzv_backend=etcd-v3: the job's store in etcd, and this agent's server over it on this
+// node's address, advertised in the job's leader key when it leads, so that the other agents'
+// servers send their agents to it.
+Result<std::unique_ptr<RendezvousServer>> HostOverEtcd(const LaunchConfig& config,
+                                                       const std::string& address,
+                                                       etcd::EtcdRendezvousStore& store) {
+  ASSIGN_OR_RETURN(RendezvousServerOptions options, HostedServerOptions(config, address, 0));
+  options.store = store.jobs.get();
+  options.leadership = store.leadership.get();
+  options.shared_credentials = store.credentials.get();
+  auto server = RendezvousServer::Start(options);
+  if (!server.ok()) {
+    return UnavailableError("cannot serve the rendezvous on " + address + ": " +
+                            server.status().message() + "; check --local_addr");
+  }
+  store.leadership->Advertise(server.value()->address());
+  WarnWithoutToken(config, address, server.value()->port());
   return std::move(server).value();
 }
 
@@ -87,33 +134,38 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
   if (!endpoint_address.ok()) {
     return InvalidArgumentError("--rdzv_endpoint: " + endpoint_address.status().message());
   }
-  // With several endpoints the daemons serve the job: this agent never hosts it.
+  ASSIGN_OR_RETURN(const std::string address,
+                   NodeAddress(config, endpoint_address.value(), config.rdzv_port));
+  std::unique_ptr<etcd::EtcdRendezvousStore> store;
   std::unique_ptr<RendezvousServer> hosted;
-  if (config.rdzv_endpoints.size() <= 1) {
+  std::string servers = endpoint_address.value() + ":" + std::to_string(config.rdzv_port);
+  if (config.rdzv_on_etcd) {
+    ASSIGN_OR_RETURN(std::string members, ResolvedEndpoints(config));
+    const std::string holder =
+        "ddprun agent on " + HostName() + ", pid " + std::to_string(::getpid());
+    auto opened = etcd::OpenEtcdRendezvousStore(
+        etcd::EtcdSettings{.endpoints = SplitCommas(members)}, "/ddprun/", holder);
+    if (!opened.ok()) {
+      return UnavailableError("--rdzv_backend=etcd-v3: " + opened.status().message());
+    }
+    store = std::make_unique<etcd::EtcdRendezvousStore>(std::move(opened).value());
+    ASSIGN_OR_RETURN(hosted, HostOverEtcd(config, address, *store));
+    servers = hosted->address();
+  } else if (config.rdzv_endpoints.size() > 1) {
+    // With several endpoints the daemons serve the job: this agent never hosts it.
+    ASSIGN_OR_RETURN(servers, ResolvedEndpoints(config));
+  } else {
     ASSIGN_OR_RETURN(hosted, MaybeHost(config, endpoint_address.value()));
   }
-  std::string servers = endpoint_address.value() + ":" + std::to_string(config.rdzv_port);
-  if (config.rdzv_endpoints.size() > 1) {
-    ASSIGN_OR_RETURN(servers, ResolvedEndpoints(config));
-  }
 
-  std::string address = config.local_addr;
-  if (address.empty()) {
-    auto route = SourceAddressToward(endpoint_address.value(), config.rdzv_port);
-    if (!route.ok()) return UnavailableError("--rdzv_endpoint: " + route.status().message());
-    address = route.value();
-  } else if (auto resolved = ResolveIPv4(address); resolved.ok()) {
-    address = resolved.value();
-  } else {
-    return InvalidArgumentError("--local_addr: " + resolved.status().message());
-  }
   auto master_port = BoundSocket::Bind(address, 0);
   if (!master_port.ok()) {
     return UnavailableError("cannot reserve MASTER_PORT on " + address + ": " +
                             master_port.status().message() + "; check --local_addr");
   }
 
-  RendezvousNode node{std::move(hosted), servers, address, std::move(master_port).value(), {}};
+  RendezvousNode node{
+      std::move(store), std::move(hosted), servers, address, std::move(master_port).value(), {}};
   SessionClientOptions& session = node.session;
   session.address = node.store_address;
   session.security = config.security;

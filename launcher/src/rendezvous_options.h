@@ -12,6 +12,7 @@
 namespace ddprun {
 
 constexpr int kDefaultRendezvousPort = 29400;  // torchrun's
+constexpr int kDefaultEtcdPort = 2379;         // etcd's client port
 
 struct Endpoint {
   std::string host;

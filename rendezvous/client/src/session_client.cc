@@ -25,6 +25,8 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kPatienceBeforeWarning{5};
 // How long one wait for the channel to connect lasts before Close and the timeout are checked.
 constexpr std::chrono::milliseconds kConnectPoll{200};
+// Servers a client dials at most: those it was given and the leaders it was sent to.
+constexpr size_t kMostServers = 64;
 
 // Codes that retrying cannot fix: the server refused this node.
 bool IsRefusal(grpc::StatusCode code) {
@@ -77,8 +79,12 @@ struct SessionClient::Impl {
   const SessionClientOptions options;
   const EventHandler on_event;
   const ErrorHandler on_error;
-  const std::vector<Server> servers;
+  // Those given, then the leaders servers sent the client to; after construction, read and
+  // grown by the client's thread only.
+  std::vector<Server> servers;
   size_t current = 0;  // the server tried now; read and moved by the client's thread only
+  // Where the last server that did not lead the job said its leader is; the client's thread's.
+  std::string leader_hint;
   std::shared_ptr<spdlog::logger> log;
 
   Mutex mu;
@@ -141,9 +147,12 @@ struct SessionClient::Impl {
     while (true) {
       const Outcome outcome = Connect(last_error);
       if (outcome == Outcome::kEnded) return;
-      const std::string& tried = servers[current].address;
-      // Any of the servers serves the job (daemons on one etcd): on any failure, the next.
-      current = (current + 1) % servers.size();
+      const std::string tried = servers[current].address;
+      // Any of the servers serves the job (daemons on one etcd): on any failure, the next, unless
+      // the server named the job's leader.
+      current = outcome == Outcome::kLedElsewhere && !leader_hint.empty()
+                    ? ServerAt(leader_hint)
+                    : (current + 1) % servers.size();
       const auto now = SteadyClock::now();
       if (outcome == Outcome::kBroken) {
         reachable_at = now;
@@ -180,6 +189,19 @@ struct SessionClient::Impl {
       if (cv.wait_for(lock, backoff, [this]() REQUIRES(mu) { return closing; })) return;
       backoff = NextReconnectBackoff(backoff);
     }
+  }
+
+  // The index of the server at `address`, opened now when the client has none there (at most
+  // kMostServers: past them, the next server instead).
+  size_t ServerAt(const std::string& address) {
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (servers[i].address == address) return i;
+    }
+    if (servers.size() >= kMostServers) return (current + 1) % servers.size();
+    auto channel = OpenRendezvousChannel(address, options.security);
+    auto stub = v1::Rendezvous::NewStub(channel);
+    servers.push_back({address, std::move(channel), std::move(stub)});
+    return servers.size() - 1;
   }
 
   // One stream: join, resend the round's last report, then heartbeats and queued messages until
@@ -245,8 +267,13 @@ struct SessionClient::Impl {
     // reports its silence from (a server that turns a node away at once says nothing of that).
     const auto ended = SteadyClock::now();
     const bool ran = connected && ended - stream_started >= options.heartbeat_interval;
-    if (context.GetServerTrailingMetadata().count(kLedElsewhereMetadataKey) > 0) {
+    const auto& trailers = context.GetServerTrailingMetadata();
+    if (trailers.count(kLedElsewhereMetadataKey) > 0) {
       if (ran) SetServerLostAt(ended);
+      auto leader = trailers.find(kLeaderAddressMetadataKey);
+      leader_hint = leader == trailers.end()
+                        ? std::string()
+                        : std::string(leader->second.data(), leader->second.size());
       return Outcome::kLedElsewhere;
     }
     if (connected) SetServerLostAt(ended);

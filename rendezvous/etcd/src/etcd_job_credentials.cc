@@ -49,9 +49,10 @@ void EtcdJobCredentials::Revoke(const std::string& job_id) {
   AddDelete(txn, KeyOf(job_id));
   if (auto deleted = client_.Txn(txn); !deleted.ok()) {
     GetLogger("rendezvous")
-        ->warn("the store credential of ended job '{}' stays in etcd until the job is forgotten: "
-               "{}",
-               job_id, deleted.status().message());
+        ->warn(
+            "the store credential of ended job '{}' stays in etcd until the job is forgotten: "
+            "{}",
+            job_id, deleted.status().message());
   }
   MutexLock lock(mu_);
   cache_.erase(job_id);

@@ -51,12 +51,15 @@ Status EtcdJobLeadership::Claim(const std::string& job_id) {
     return UnavailableError("cannot reach etcd to lead job '" + job_id +
                             "': " + holder.status().message());
   }
-  if (holder->has_value() && (*holder)->value != settings_.holder) {
-    return UnavailableError("job '" + job_id + "' is led by another daemon (" + (*holder)->value +
+  const std::string value = KeyValueLocked();
+  if (holder->has_value() && (*holder)->value != value) {
+    const std::string& other = (*holder)->value;
+    return UnavailableError("job '" + job_id + "' is led by another server (" +
+                            other.substr(0, other.find('\n')) +
                             "); its agents reach it at another endpoint");
   }
   auto leadership = std::make_unique<Leadership>(
-      client_, LeadershipSettings{key, settings_.holder, settings_.ttl, settings_.margin});
+      client_, LeadershipSettings{key, value, settings_.ttl, settings_.margin});
   auto took = leadership->Step();
   if (!took.ok()) {
     return UnavailableError("cannot reach etcd to lead job '" + job_id +
@@ -64,11 +67,28 @@ Status EtcdJobLeadership::Claim(const std::string& job_id) {
   }
   if (!*took) {
     return UnavailableError("job '" + job_id +
-                            "' is led by another daemon; its agents reach it at another endpoint");
+                            "' is led by another server; its agents reach it at another endpoint");
   }
-  GetLogger("rendezvous")->info("this daemon ({}) leads job '{}'", settings_.holder, job_id);
+  GetLogger("rendezvous")->info("this server ({}) leads job '{}'", settings_.holder, job_id);
   led_[job_id] = std::move(leadership);
   return Status();
+}
+
+std::string EtcdJobLeadership::LeaderAddress(const std::string& job_id) {
+  auto holder = client_.Get(KeyOf(job_id), kClaimReadTimeout);
+  if (!holder.ok() || !holder->has_value()) return "";
+  const std::string& value = (*holder)->value;
+  const size_t line_end = value.find('\n');
+  return line_end == std::string::npos ? "" : value.substr(line_end + 1);
+}
+
+void EtcdJobLeadership::Advertise(const std::string& address) {
+  std::lock_guard lock(mu_);
+  advertised_ = address;
+}
+
+std::string EtcdJobLeadership::KeyValueLocked() const {
+  return advertised_.empty() ? settings_.holder : settings_.holder + "\n" + advertised_;
 }
 
 void EtcdJobLeadership::Release(const std::string& job_id) {
@@ -111,7 +131,7 @@ void EtcdJobLeadership::RenewUntilStopped() {
         ++led;
         continue;
       }
-      GetLogger("rendezvous")->warn("this daemon no longer leads job '{}'", led->first);
+      GetLogger("rendezvous")->warn("this server no longer leads job '{}'", led->first);
       lost.push_back(led->first);
       led = led_.erase(led);
     }

@@ -111,14 +111,13 @@ RendezvousService::RendezvousService(JobStore& store, std::string token, SteadyT
       leadership_(leadership),
       calls_(calls),
       shared_credentials_(credentials),
-      registry_(JobLimits{},
-                token_.empty() ? JobRegistry::CredentialMint{} : MintStoreCredential,
-                credentials == nullptr ? JobRegistry::CredentialRevoked{}
-                                       : [this](const std::string& job_id) {
-                                           RunStoreCall([this, job_id] {
-                                             shared_credentials_->Revoke(job_id);
-                                           });
-                                         }) {
+      registry_(
+          JobLimits{}, token_.empty() ? JobRegistry::CredentialMint{} : MintStoreCredential,
+          credentials == nullptr
+              ? JobRegistry::CredentialRevoked{}
+              : [this](const std::string& job_id) {
+                  RunStoreCall([this, job_id] { shared_credentials_->Revoke(job_id); });
+                }) {
   // A claim of a job's lead, and a check of a shared credential, wait on the network too.
   if (store_.CallsBlock() || leadership_ || shared_credentials_) {
     blocking_store_calls_ = std::make_unique<boost::asio::thread_pool>(kBlockingStoreThreads);

@@ -127,8 +127,8 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   JobStore& store_;
   const std::string token_;
   SteadyTimeSource& time_;
-  JobLeadership* const leadership_;  // null: this server runs every job that joins
-  RpcCounts* const calls_;           // null: calls are not counted
+  JobLeadership* const leadership_;              // null: this server runs every job that joins
+  RpcCounts* const calls_;                       // null: calls are not counted
   SharedCredentials* const shared_credentials_;  // null: this server's own only
   JobRegistry registry_;
   mutable Mutex sessions_mu_;

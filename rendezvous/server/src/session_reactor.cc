@@ -29,11 +29,13 @@ void RendezvousService::SessionReactor::Push(v1::ServerEvent event) {
   if (!writing_) WriteNextLocked();
 }
 
-void RendezvousService::SessionReactor::End(grpc::Status status, bool led_elsewhere) {
+void RendezvousService::SessionReactor::End(grpc::Status status, bool led_elsewhere,
+                                            std::string leader_address) {
   MutexLock lock(mu_);
   if (!ending_) {
     ending_ = std::move(status);
     led_elsewhere_ = led_elsewhere;
+    leader_address_ = std::move(leader_address);
   }
   MaybeFinishLocked();
 }
@@ -47,6 +49,9 @@ void RendezvousService::SessionReactor::MaybeFinishLocked() {
   if (finished_ || writing_ || !ending_) return;
   finished_ = true;
   if (led_elsewhere_) context_->AddTrailingMetadata(kLedElsewhereMetadataKey, "1");
+  if (!leader_address_.empty()) {
+    context_->AddTrailingMetadata(kLeaderAddressMetadataKey, leader_address_);
+  }
   service_.CountSessionEnd(*ending_);
   Finish(*ending_);
 }
@@ -67,7 +72,8 @@ void RendezvousService::SessionReactor::OnReadDone(bool ok) {
         if (!claimed.ok()) service_.leadership_->Release(job_id);
       }
       if (!claimed.ok()) {
-        End(ToGrpcStatus(claimed), /*led_elsewhere=*/true);
+        End(ToGrpcStatus(claimed), /*led_elsewhere=*/true,
+            service_.leadership_->LeaderAddress(job_id));
         return;
       }
       ReadNextAfter(service_.OnAgentMessage(*this, incoming_));

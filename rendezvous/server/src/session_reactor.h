@@ -21,8 +21,9 @@ class RendezvousService::SessionReactor final
   // Queues an event for the agent.
   void Push(v1::ServerEvent event);
   // Ends the stream with `status` once queued events are written; `led_elsewhere`: tells the
-  // agent so (kLedElsewhereMetadataKey), for it to try its next server.
-  void End(grpc::Status status, bool led_elsewhere = false);
+  // agent so (kLedElsewhereMetadataKey), for it to try its next server, or `leader_address`
+  // when the leader advertised one (kLeaderAddressMetadataKey).
+  void End(grpc::Status status, bool led_elsewhere = false, std::string leader_address = "");
 
   // Set by the service on the session's first join; read by the service only.
   std::optional<SessionKey> key;
@@ -48,6 +49,7 @@ class RendezvousService::SessionReactor final
   bool writing_ GUARDED_BY(mu_) = false;
   std::optional<grpc::Status> ending_ GUARDED_BY(mu_);
   bool led_elsewhere_ GUARDED_BY(mu_) = false;
+  std::string leader_address_ GUARDED_BY(mu_);
   bool finished_ GUARDED_BY(mu_) = false;
 };
 

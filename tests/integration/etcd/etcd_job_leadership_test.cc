@@ -34,7 +34,7 @@ TEST_CASE("one daemon leads a job, the others are told who and take it once it i
   CHECK(a.Claim("job/1").ok());  // a claim of a job it leads changes nothing
   Status refused = b.Claim("job/1");
   CHECK(refused.code() == StatusCode::kUnavailable);
-  CHECK(refused.message().find("led by another daemon (daemon a)") != std::string::npos);
+  CHECK(refused.message().find("led by another server (daemon a)") != std::string::npos);
   CHECK_FALSE(b.Leads("job/1"));
   CHECK(b.Claim("job/2").ok());  // each job has a leader of its own
   CHECK(client->Get("/ddprun/jobs/job%2F1/leader")->value().value == "daemon a");

@@ -16,6 +16,9 @@ namespace ddprun {
 // Trailing metadata of a session a server ended because another server leads (or may lead) its
 // job: the agent tries its next server at once, without a warning.
 inline constexpr char kLedElsewhereMetadataKey[] = "ddprun-led-elsewhere";
+// With it, where the job's leader takes sessions ("ip:port"), when the leader advertised it: the
+// agent goes there next (--rdzv_backend=etcd-v3, where agents list only their own server).
+inline constexpr char kLeaderAddressMetadataKey[] = "ddprun-leader-address";
 
 class JobLeadership {
  public:
@@ -29,6 +32,10 @@ class JobLeadership {
   virtual Status Claim(const std::string& job_id) = 0;
   // Gives up a job this server led (it ended and was forgotten). Blocks on the network.
   virtual void Release(const std::string& job_id) = 0;
+  // Where agents reach the server leading `job_id`, as that server advertised it; empty when no
+  // server leads it, or the leader advertised none (daemons: their agents list every daemon).
+  // Blocks on the network.
+  virtual std::string LeaderAddress(const std::string& job_id) = 0;
   // `on_lost(job_id)` runs, on the leadership's own thread, when this server may no longer act
   // for a job it claimed (its lease ran out or another server holds the job). Set it once,
   // before the first Claim; it must not block.

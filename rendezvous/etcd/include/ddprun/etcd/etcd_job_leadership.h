@@ -40,18 +40,28 @@ class EtcdJobLeadership final : public JobLeadership {
   Status Claim(const std::string& job_id) override;
   void Release(const std::string& job_id) override;
   void SetLostCallback(std::function<void(const std::string& job_id)> on_lost) override;
+  std::string LeaderAddress(const std::string& job_id) override;
+
+  // From now on, the leader keys this server writes say that its agents reach it at `address`
+  // ("ip:port"): servers whose agents do not list every server (--rdzv_backend=etcd-v3) send
+  // them there. Call it before the first Claim. The key's value is the holder, and the address
+  // on a second line.
+  void Advertise(const std::string& address);
 
   // "<prefix>jobs/<job>/leader", the job id escaped as the store's keys are.
   std::string KeyOf(const std::string& job_id) const;
 
  private:
   void RenewUntilStopped();
+  // What this server's leader keys hold: the holder, and the advertised address if any.
+  std::string KeyValueLocked() const;
 
   EtcdClient& client_;
   const JobLeadershipSettings settings_;
   mutable std::mutex mu_;  // Leadership is not thread-safe: each is used under mu_ only
   std::condition_variable stop_changed_;
   bool stopping_ = false;
+  std::string advertised_;                                  // under mu_
   std::map<std::string, std::unique_ptr<Leadership>> led_;  // the jobs this server leads
   // Held while on_lost_ runs, so that SetLostCallback(nullptr) returns only once no call of the
   // old callback is running. Taken before mu_.

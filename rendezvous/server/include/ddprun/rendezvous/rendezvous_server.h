@@ -17,8 +17,8 @@
 #include "ddprun/base/steady_time_source.h"
 #include "ddprun/rendezvous/job_leadership.h"
 #include "ddprun/rendezvous/job_store.h"
-#include "ddprun/rendezvous/shared_credentials.h"
 #include "ddprun/rendezvous/round_types.h"
+#include "ddprun/rendezvous/shared_credentials.h"
 
 namespace grpc {
 class Service;
