@@ -302,15 +302,20 @@ void KeepLogsOf(const RunOutcome& outcome, RunLogs& logs) {
 // until the job ends; after the job ended, until every node has heard it (close_timeout at
 // most).
 void ServeTheOtherNodes(const LaunchConfig& config, RendezvousServer* server, bool interrupted) {
-  if (!config.multi_node || server == nullptr || server->Idle()) return;
-  if (interrupted) {
-    std::fprintf(stderr,
-                 "ddprun: this node left job %s; serving its rendezvous for the other nodes "
-                 "until the job ends (signal again to stop now)\n",
-                 config.run_id.c_str());
+  if (!config.multi_node || server == nullptr) return;
+  if (!server->Idle()) {
+    if (interrupted) {
+      std::fprintf(stderr,
+                   "ddprun: this node left job %s; serving its rendezvous for the other nodes "
+                   "until the job ends (signal again to stop now)\n",
+                   config.run_id.c_str());
+    }
+    ServeUntilIdle(*server,
+                   interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
   }
-  ServeUntilIdle(*server,
-                 interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
+  // Over etcd (etcd-v3) the job's keys, record and credential outlive this server unless it
+  // forgets them: its id is free for the next run at once.
+  if (config.rdzv_on_etcd) server->ForgetEndedJobs();
 }
 
 int Failed(const Status& status, int exit_code) {

@@ -75,6 +75,20 @@ std::unique_ptr<etcd::EtcdClient> EtcdCluster::OpenClient() const {
   return std::move(client).value();
 }
 
+v1::JobRecord EtcdCluster::JobRecordOf(const std::string& job) const {
+  auto read = OpenClient()->Get("/ddprun/jobs/" + job + "/state");
+  REQUIRE(read.ok());
+  v1::JobRecord record;
+  if (read->has_value()) REQUIRE(record.ParseFromString((*read)->value));
+  return record;
+}
+
+size_t EtcdCluster::JobKeyCount(const std::string& job) const {
+  auto keys = OpenClient()->GetPrefix("/ddprun/jobs/" + job + "/");
+  REQUIRE(keys.ok());
+  return keys->kvs.size();
+}
+
 void EtcdCluster::Start(int i, const std::string& state) {
   Member& member = members_[static_cast<size_t>(i)];
   const std::string client = "http://" + member.address + ":2379";

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ddprun/etcd/etcd_client.h"
+#include "ddprun/v1/job_record.pb.h"
 #include "support/child_process.h"
 
 namespace ddprun::testing {
@@ -47,6 +48,11 @@ class EtcdCluster {
 
   // A client of every member, in order.
   std::unique_ptr<etcd::EtcdClient> OpenClient() const;
+  // The record the server leading job `job` left under the default prefix (an empty one when
+  // there is none): docs/control_plane.md, "The layout in etcd".
+  v1::JobRecord JobRecordOf(const std::string& job) const;
+  // How many keys job `job` has under the default prefix.
+  size_t JobKeyCount(const std::string& job) const;
 
   // kill -9 of member i, then waits for it to be gone.
   void Kill(int i);

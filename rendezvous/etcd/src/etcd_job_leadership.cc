@@ -6,6 +6,7 @@
 
 #include "ddprun/base/logging.h"
 #include "ddprun/etcd/etcd_layout.h"
+#include "etcd_txn.h"
 
 namespace ddprun::etcd {
 namespace {
@@ -89,6 +90,52 @@ void EtcdJobLeadership::Advertise(const std::string& address) {
 
 std::string EtcdJobLeadership::KeyValueLocked() const {
   return advertised_.empty() ? settings_.holder : settings_.holder + "\n" + advertised_;
+}
+
+std::string EtcdJobLeadership::RecordKeyOf(const std::string& job_id) const {
+  return JobKeysPrefix(settings_.prefix, job_id) + "state";
+}
+
+Status EtcdJobLeadership::Record(const std::string& job_id, const std::string& record,
+                                 bool ended) {
+  std::lock_guard lock(mu_);
+  auto led = led_.find(job_id);
+  if (led == led_.end()) {
+    return FailedPreconditionError("this server does not lead job '" + job_id + "'");
+  }
+  int64_t lease = 0;  // a running job's record stays until the job is forgotten
+  if (ended) {
+    auto granted = client_.GrantLease(
+        std::chrono::duration_cast<std::chrono::seconds>(kEndedRecordRetention));
+    if (!granted.ok()) return granted.status();
+    lease = granted.value();
+  }
+  etcdserverpb::TxnRequest put;
+  AddPut(put, RecordKeyOf(job_id), record, lease);
+  return led->second->FencedTxn(put).status();
+}
+
+Result<std::optional<std::string>> EtcdJobLeadership::Recorded(const std::string& job_id) {
+  auto read = client_.Get(RecordKeyOf(job_id), kClaimReadTimeout);
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) return std::optional<std::string>();
+  return std::optional<std::string>((*read)->value);
+}
+
+void EtcdJobLeadership::Forget(const std::string& job_id) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto led = led_.find(job_id); led != led_.end()) {
+      etcdserverpb::TxnRequest remove;
+      AddDelete(remove, RecordKeyOf(job_id));
+      if (auto removed = led->second->FencedTxn(remove); !removed.ok()) {
+        GetLogger("rendezvous")
+            ->warn("the record of ended job '{}' stays in etcd: {}", job_id,
+                   removed.status().message());
+      }
+    }
+  }
+  Release(job_id);
 }
 
 void EtcdJobLeadership::Release(const std::string& job_id) {

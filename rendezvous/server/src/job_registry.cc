@@ -129,6 +129,7 @@ void JobRegistry::Forget(const std::string& job_id) {
   jobs_.erase(job_id);
   ended_at_.erase(job_id);
   credentials_.erase(job_id);
+  takeovers_.erase(job_id);
 }
 
 Status JobRegistry::SetCredential(const std::string& job_id,
@@ -155,11 +156,32 @@ Status JobRegistry::SetCredential(const std::string& job_id,
   return Status::Ok();
 }
 
-void JobRegistry::SetSharedCredential(const std::string& job_id, const std::string& secret) {
-  if (!mint_) return;
+void JobRegistry::PrepareTakeover(const std::string& job_id, JobTakeover takeover) {
   MutexLock lock(mu_);
   if (jobs_.count(job_id) > 0) return;
-  credentials_[job_id] = Credential{.secret = secret, .issued = true};
+  if (mint_ && !takeover.credential.empty()) {
+    credentials_[job_id] = Credential{.secret = std::move(takeover.credential), .issued = true};
+  }
+  if (takeover.record) {
+    takeovers_[job_id] = std::move(*takeover.record);
+  } else {
+    takeovers_.erase(job_id);
+  }
+}
+
+std::vector<std::string> JobRegistry::ForgetEnded() {
+  MutexLock lock(mu_);
+  std::vector<std::string> ended;
+  for (const auto& [job_id, at] : ended_at_) ended.push_back(job_id);
+  for (const std::string& job_id : ended) Forget(job_id);
+  return ended;
+}
+
+std::optional<JobRounds::Record> JobRegistry::Record(const std::string& job_id) const {
+  MutexLock lock(mu_);
+  auto job = jobs_.find(job_id);
+  if (job == jobs_.end()) return std::nullopt;
+  return job->second->ToRecord();
 }
 
 bool JobRegistry::AcceptsStoreCredential(const std::string& job_id,
@@ -186,6 +208,10 @@ Status JobRegistry::Join(const std::string& job_id, const RendezvousSettings& se
     // Before the job exists: a refusal leaves none.
     RETURN_IF_ERROR(SetCredential(job_id, running));
     job = jobs_.emplace(job_id, std::make_unique<JobRounds>(settings, now)).first->second.get();
+    if (auto taken = takeovers_.find(job_id); taken != takeovers_.end()) {
+      job->TakeOver(taken->second);
+      takeovers_.erase(taken);
+    }
   }
   const size_t most_nodes =
       static_cast<size_t>(job->settings().max_nodes) + limits_.waiting_nodes_beyond_max;

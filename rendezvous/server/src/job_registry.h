@@ -8,7 +8,7 @@
 // resuming node's workers hold, when the server lost the job), every RoundReady carries it to
 // the job's nodes for their workers, and it is revoked the moment the job ends. A server whose
 // jobs' credentials are shared with other servers (shared_credentials.h) sets each job's before
-// its first join (SetSharedCredential) and hears of each revocation (`on_revoked`).
+// its first join (PrepareTakeover) and hears of each revocation (`on_revoked`).
 #pragma once
 
 #include <functional>
@@ -24,6 +24,12 @@
 #include "job_rounds.h"
 
 namespace ddprun {
+
+// A job this server takes over from another server sharing its store (job_leadership.h).
+struct JobTakeover {
+  std::string credential;  // the job's store credential, which its workers may hold; "": none
+  std::optional<JobRounds::Record> record;  // what the job's last leader recorded, if anything
+};
 
 struct RoutedEvent {
   std::string job_id;
@@ -90,10 +96,15 @@ class JobRegistry {
   // True when `presented` is the store credential of job `job_id` and the job has not ended.
   // Compares in constant time.
   bool AcceptsStoreCredential(const std::string& job_id, std::string_view presented) const;
-  // Job `job_id`'s credential is `secret`, which its workers may hold already: the shared one
-  // (shared_credentials.h), set before the job's first join on this server. A job this server
-  // holds already keeps its own. Ignored without a mint.
-  void SetSharedCredential(const std::string& job_id, const std::string& secret);
+  // Job `job_id` is taken over, before its first join on this server: it gets `takeover`'s
+  // credential (with a mint) and starts from its record (JobRounds::TakeOver) when created. A
+  // job this server holds already keeps what it has.
+  void PrepareTakeover(const std::string& job_id, JobTakeover takeover);
+  // Forgets every job that has ended, now (the server stops); their ids, for the caller to drop
+  // their keys.
+  std::vector<std::string> ForgetEnded();
+  // Job `job_id`'s rounds as they stand, for the record; nullopt when the job is unknown.
+  std::optional<JobRounds::Record> Record(const std::string& job_id) const;
   // Forgets job `job_id` without ending it: another server leads it now (job_leadership.h), and
   // its nodes re-join there. Its store keys stay.
   void Abandon(const std::string& job_id);
@@ -136,6 +147,8 @@ class JobRegistry {
   std::map<std::string, RendezvousTime> ended_at_ GUARDED_BY(mu_);
   DeadlineIndex deadlines_ GUARDED_BY(mu_);                        // of the jobs
   std::map<std::string, Credential> credentials_ GUARDED_BY(mu_);  // of the jobs not ended
+  // Records of jobs taken over (PrepareTakeover), until the job is created.
+  std::map<std::string, JobRounds::Record> takeovers_ GUARDED_BY(mu_);
 };
 
 // INVALID_ARGUMENT naming the first setting that makes no sense or is over `limits`.

@@ -25,6 +25,46 @@ std::string Seconds(std::chrono::milliseconds duration) {
 JobRounds::JobRounds(RendezvousSettings settings, RendezvousTime now)
     : settings_(settings), join_deadline_(now + settings.join_timeout), forming_since_(now) {}
 
+JobRounds::Record JobRounds::ToRecord() const {
+  Record record;
+  record.state = state_;
+  record.round = round_;
+  record.restarts_used = restarts_used_;
+  if (state_ == State::kRunning) record.members = members_.by_rank();
+  if (state_ == State::kFailed) record.end_reason = last_failure_;
+  return record;
+}
+
+void JobRounds::TakeOver(const Record& record) {
+  taken_over_ = true;
+  restarts_used_ = std::max(restarts_used_, record.restarts_used);
+  switch (record.state) {
+    case State::kComplete:
+    case State::kFailed:
+      state_ = record.state;
+      last_failure_ = record.end_reason;
+      return;
+    case State::kRunning:
+      recorded_round_ = record.round;
+      recorded_members_ = record.members;
+      round_ = record.round + 1;  // unless its members come back and it is adopted
+      return;
+    case State::kForming:
+      round_ = record.round;  // never handed out: no node runs it
+      return;
+  }
+}
+
+bool JobRounds::MatchesRecord(const NodeDescription& node, const RunningRound& running) const {
+  if (!taken_over_) return true;
+  if (!recorded_round_ || running.round != *recorded_round_) return false;
+  if (recorded_members_.empty()) return true;  // too many to record (job_record_codec.h)
+  const auto rank = static_cast<size_t>(running.group_rank);
+  return running.group_world_size == static_cast<int>(recorded_members_.size()) &&
+         rank < recorded_members_.size() &&
+         (recorded_members_[rank].empty() || recorded_members_[rank] == node.node_id);
+}
+
 Status JobRounds::ValidateNode(const NodeDescription& node) const {
   if (state_ == State::kComplete || state_ == State::kFailed) {
     return FailedPreconditionError("the job has already ended (" +
@@ -151,7 +191,8 @@ Status JobRounds::Resume(const NodeDescription& node, const RunningRound& runnin
   }
   const bool adoptable = running.group_world_size >= 1 && running.group_rank >= 0 &&
                          running.group_rank < running.group_world_size &&
-                         running.group_world_size <= settings_.max_nodes;
+                         running.group_world_size <= settings_.max_nodes &&
+                         MatchesRecord(node, running);
   if (adoptable &&
       ((!formed_a_round_ && state_ == State::kForming) || (readopt_deadline_ && still_running))) {
     return Readopt(node, running, now);

@@ -40,7 +40,26 @@ class JobRounds {
  public:
   enum class State { kForming, kRunning, kComplete, kFailed };
 
+  // What the server leading a job records of its rounds in a store shared with other servers
+  // (job_leadership.h), and what a server taking the job over starts from.
+  struct Record {
+    State state = State::kForming;
+    int64_t round = 0;  // kForming: the round that forms; kRunning: the round that runs
+    int restarts_used = 0;
+    std::vector<std::string> members;  // kRunning: node ids by group rank ("": not back yet)
+    std::string end_reason;            // kFailed
+  };
+
   JobRounds(RendezvousSettings settings, RendezvousTime now);
+
+  // This job's rounds as they stand, for the record.
+  Record ToRecord() const;
+  // Starts a job another server led from what it recorded, before any node joins here. An ended
+  // job stays ended. Otherwise the restart budget goes on from what was used, a new round gets a
+  // number of its own, and only a node that comes back with the recorded round and the rank the
+  // record gives it is adopted (Resume): a node of an older round, or a round that was ending,
+  // joins the next round.
+  void TakeOver(const Record& record);
 
   // A node asks to be in the next round (first join, or re-join after kRestart).
   // FAILED_PRECONDITION when the job has ended; INVALID_ARGUMENT for a malformed description.
@@ -126,6 +145,9 @@ class JobRounds {
   void EraseNode(const std::string& node_id);
   // When the node is lost unless it is heard from again.
   RendezvousTime LostAt(const Node& node) const;
+  // Whether a node coming back with `running` ran the round the record this job was taken over
+  // from gives it (true when the job was not taken over).
+  bool MatchesRecord(const NodeDescription& node, const RunningRound& running) const;
   // Fills the node's slot of a round adopted from the nodes that ran it.
   Status Readopt(const NodeDescription& node, const RunningRound& running, RendezvousTime now);
   // When the members of an adopted round that have not come back are dropped, the first node
@@ -164,6 +186,11 @@ class JobRounds {
   size_t expected_waiting_ = 0;       // nodes with `expected` and not `joined`
   size_t members_with_progress_ = 0;  // members whose `progress` is of the current round
   bool formed_a_round_ = false;       // since this server started
+  // Taken over from a record (TakeOver): the round it says runs, and its members, which are the
+  // only ones a re-join may adopt; nullopt with taken_over_: none may be.
+  bool taken_over_ = false;
+  std::optional<int64_t> recorded_round_;
+  std::vector<std::string> recorded_members_;
   std::optional<RendezvousTime> readopt_deadline_;  // members_ has empty slots until then
   std::set<std::string> succeeded_;                 // members done in the current round
   RendezvousTime join_deadline_;

@@ -169,6 +169,8 @@ std::string RendezvousServer::address() const { return host_ + ":" + std::to_str
 
 bool RendezvousServer::Idle() const { return impl_->service->Idle(); }
 
+void RendezvousServer::ForgetEndedJobs() { impl_->service->ForgetEndedJobs(); }
+
 void RendezvousServer::SetChangeCallback(std::function<void()> on_change) {
   impl_->service->SetChangeCallback(std::move(on_change));
 }

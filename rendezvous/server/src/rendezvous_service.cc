@@ -11,6 +11,7 @@
 #include "ddprun/rendezvous/call_authentication.h"
 #include "ddprun/rendezvous/grpc_status.h"
 #include "ddprun/rendezvous/proto_conversions.h"
+#include "job_record_codec.h"
 #include "session_reactor.h"
 
 namespace ddprun {
@@ -158,19 +159,83 @@ grpc::Status RendezvousService::AuthenticateStoreCall(grpc::CallbackServerContex
   });
 }
 
-Status RendezvousService::TakeSharedCredential(const v1::AgentMessage::Join& join) {
-  if (shared_credentials_ == nullptr || token_.empty()) return Status::Ok();
-  // The resuming node's, where it has one: its workers hold it, if no server recorded another.
-  std::string candidate = join.running().store_credential();
-  if (candidate.empty() || candidate.size() > JobLimits{}.max_id_bytes) {
-    auto minted = MintStoreCredential();
-    if (!minted.ok()) return minted.status();
-    candidate = std::move(minted).value();
+Status RendezvousService::PrepareTakeover(const v1::AgentMessage::Join& join) {
+  const std::string& job_id = join.job_id();
+  JobTakeover takeover;
+  if (shared_credentials_ != nullptr && !token_.empty()) {
+    // The resuming node's, where it has one: its workers hold it, if no server recorded another.
+    std::string candidate = join.running().store_credential();
+    if (candidate.empty() || candidate.size() > JobLimits{}.max_id_bytes) {
+      auto minted = MintStoreCredential();
+      if (!minted.ok()) return minted.status();
+      candidate = std::move(minted).value();
+    }
+    auto secret = shared_credentials_->Establish(job_id, candidate);
+    if (!secret.ok()) return secret.status();
+    takeover.credential = std::move(secret).value();
   }
-  auto secret = shared_credentials_->Establish(join.job_id(), candidate);
-  if (!secret.ok()) return secret.status();
-  registry_.SetSharedCredential(join.job_id(), secret.value());
+  auto recorded = leadership_->Recorded(job_id);
+  if (!recorded.ok()) return recorded.status();
+  if (recorded->has_value()) {
+    auto record = DecodeJobRecord(**recorded);
+    if (record.ok()) {
+      takeover.record = std::move(record).value();
+    } else {
+      GetLogger("rendezvous")
+          ->warn("the record of job '{}' in the shared store is unreadable ({}); the job is "
+                 "rebuilt from its agents' re-joins",
+                 job_id, record.status().message());
+    }
+  }
+  registry_.PrepareTakeover(job_id, std::move(takeover));
   return Status::Ok();
+}
+
+std::set<std::string> RendezvousService::RecordDecisions(const std::vector<RoutedEvent>& events) {
+  std::set<std::string> decided;
+  for (const RoutedEvent& routed : events) {
+    const NodeEvent::Type type = routed.event.type;
+    if (type != NodeEvent::Type::kHang && type != NodeEvent::Type::kStraggler) {
+      decided.insert(routed.job_id);
+    }
+  }
+  std::set<std::string> unrecorded;
+  if (decided.empty()) return unrecorded;
+  MutexLock lock(record_mu_);
+  for (const std::string& job_id : decided) {
+    std::optional<JobRounds::Record> record = registry_.Record(job_id);
+    if (!record) continue;  // forgotten since
+    const bool ended = record->state == JobRounds::State::kComplete ||
+                       record->state == JobRounds::State::kFailed;
+    Status recorded = leadership_->Record(job_id, EncodeJobRecord(*record), ended);
+    if (recorded.ok()) continue;
+    GetLogger("rendezvous")
+        ->warn("job '{}': its round could not be recorded in the shared store ({}); this server "
+               "gives the job up, and its agents go to its leader",
+               job_id, recorded.message());
+    unrecorded.insert(job_id);
+  }
+  return unrecorded;
+}
+
+void RendezvousService::GiveUp(const std::set<std::string>& job_ids) {
+  for (const std::string& job_id : job_ids) {
+    leadership_->Release(job_id);  // so that a re-join here claims the job again, from etcd
+    AbandonJob(job_id);
+  }
+}
+
+void RendezvousService::DropForgottenJob(const std::string& job_id) {
+  if (leadership_) leadership_->Forget(job_id);
+  if (shared_credentials_) shared_credentials_->Revoke(job_id);  // if its end's did not
+  if (Status dropped = store_.DropJob(job_id); !dropped.ok()) {
+    GetLogger("rendezvous")
+        ->warn("the store keys of ended job '{}' stay: {}", job_id, dropped.message());
+  }
+}
+
+void RendezvousService::ForgetEndedJobs() {
+  for (const std::string& job_id : registry_.ForgetEnded()) DropForgottenJob(job_id);
 }
 
 void RendezvousService::RunStoreCall(std::function<void()> call) {

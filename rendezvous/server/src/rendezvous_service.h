@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -77,6 +78,10 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // OK when the timer thread, which applies every round's deadlines, runs a task that reads the
   // jobs (so their lock is free) within `bound`; UNAVAILABLE saying which did not otherwise.
   Status CheckResponsive(std::chrono::milliseconds bound);
+  // Forgets every job that has ended, with its keys, record and credential, at once: the server
+  // stops, and every node has heard the end (an agent's embedded server, once idle). Blocks on
+  // a shared store.
+  void ForgetEndedJobs();
   // Called, on a gRPC thread, after a session ends or events were delivered: a moment when Idle()
   // may have become true. Must not block.
   void SetChangeCallback(std::function<void()> on_change);
@@ -90,9 +95,22 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   grpc::Status OnAgentMessage(SessionReactor& session, const v1::AgentMessage& message);
   // Whether `message` is a join of a job another server may lead: it must be claimed first.
   bool NeedsClaim(const v1::AgentMessage& message) const;
-  // After this server claimed the job of `join`: sets its credential from the shared ones (the
-  // recorded one, else the resuming node's, else a new one). OK without shared credentials.
-  Status TakeSharedCredential(const v1::AgentMessage::Join& join);
+  // After this server claimed the job of `join`: prepares the job's takeover from the shared
+  // store: its credential (the recorded one, else the resuming node's, else a new one; with
+  // shared credentials) and its last leader's record. UNAVAILABLE when the store cannot say.
+  Status PrepareTakeover(const v1::AgentMessage::Join& join);
+  // With leadership: records, fenced by this server's lead, the rounds of each job that
+  // `events` decide (a round formed, a restart, the end) before any node hears of them
+  // (docs/control_plane.md, invariant 2). The jobs whose record failed: this server lost their
+  // lead, or the store cannot be reached; their events must not be delivered.
+  std::set<std::string> RecordDecisions(const std::vector<RoutedEvent>& events)
+      EXCLUDES(record_mu_);
+  // Gives up jobs whose decisions could not be recorded: their lead, their state here, their
+  // sessions (their agents go to whichever server leads them next).
+  void GiveUp(const std::set<std::string>& job_ids);
+  // A job that ended long ago is forgotten: its lead and record, its credential, its keys.
+  // Blocks on a shared store.
+  void DropForgottenJob(const std::string& job_id);
   // The lead of job `job_id` was lost: forgets the job, ends its sessions.
   void AbandonJob(const std::string& job_id);
   // Sends each event to its node's session, if it has one, then calls on_change_. Without
@@ -131,6 +149,9 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   RpcCounts* const calls_;                       // null: calls are not counted
   SharedCredentials* const shared_credentials_;  // null: this server's own only
   JobRegistry registry_;
+  // Held from a job's record being read to its write (RecordDecisions): records reach the shared
+  // store in the order the registry made them.
+  Mutex record_mu_;
   mutable Mutex sessions_mu_;
   std::map<SessionKey, SessionReactor*> sessions_ GUARDED_BY(sessions_mu_);
   mutable Mutex change_mu_;

@@ -67,7 +67,7 @@ void RendezvousService::SessionReactor::OnReadDone(bool ok) {
       const std::string& job_id = incoming_.join().job_id();
       Status claimed = service_.leadership_->Claim(job_id);
       if (claimed.ok()) {
-        claimed = service_.TakeSharedCredential(incoming_.join());
+        claimed = service_.PrepareTakeover(incoming_.join());
         // A job without its credential would refuse its own workers: the next server tries.
         if (!claimed.ok()) service_.leadership_->Release(job_id);
       }
@@ -217,6 +217,9 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 }
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
+  // A decision reaches no node before it is recorded (with a shared store).
+  const std::set<std::string> unrecorded =
+      leadership_ ? RecordDecisions(events) : std::set<std::string>();
   if (!events.empty()) {
     // Converted before the lock: a round's delivery holds it only to hand each event over.
     std::vector<v1::ServerEvent> protos;
@@ -224,10 +227,12 @@ void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
     for (const auto& routed : events) protos.push_back(ToProto(routed.event));
     MutexLock lock(sessions_mu_);  // a session is deleted only after Unregister took it
     for (size_t i = 0; i < events.size(); ++i) {
+      if (unrecorded.contains(events[i].job_id)) continue;
       auto it = sessions_.find({events[i].job_id, events[i].event.node_id});
       if (it != sessions_.end()) it->second->Push(std::move(protos[i]));
     }
   }
+  if (!unrecorded.empty()) GiveUp(unrecorded);
   // Even without an event: a job with no node to tell may have ended (join timeout), and with
   // it the server's work.
   NotifyChange();
@@ -282,14 +287,7 @@ void RendezvousService::ScheduleTick() {
       std::vector<std::string> forgotten;
       registry_.Tick(time_.Now(), events, &forgotten);
       for (const auto& job_id : forgotten) {
-        RunStoreCall([this, job_id] {
-          if (leadership_) leadership_->Release(job_id);
-          if (shared_credentials_) shared_credentials_->Revoke(job_id);  // if its end's did not
-          if (Status dropped = store_.DropJob(job_id); !dropped.ok()) {
-            GetLogger("rendezvous")
-                ->warn("the store keys of ended job '{}' stay: {}", job_id, dropped.message());
-          }
-        });
+        RunStoreCall([this, job_id] { DropForgottenJob(job_id); });
       }
       Deliver(events);
       ScheduleTick();

@@ -81,6 +81,11 @@ TEST_CASE(
     if (RunsJob(*daemons[i], "failover")) running.push_back(i);
   }
   REQUIRE(running.size() == 1);
+  // Its round is in etcd, recorded before the agents heard of it (invariant 2).
+  const v1::JobRecord recorded = cluster.JobRecordOf("failover");
+  CHECK(recorded.state() == v1::JobRecord::RUNNING);
+  CHECK(recorded.round() == 0);
+  CHECK(recorded.members_size() == 2);
   Daemon& leader = *daemons[running[0]];
   Daemon& bystander = *daemons[(running[0] + 1) % 3];
   Daemon& survivor = *daemons[(running[0] + 2) % 3];

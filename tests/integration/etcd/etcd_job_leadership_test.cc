@@ -71,5 +71,42 @@ TEST_CASE("a lead whose lease is gone is reported lost, and another daemon may t
   a.SetLostCallback(nullptr);
 }
 
+TEST_CASE(
+    "a job's record is written only by its leader: a deposed leader's write fails, the new "
+    "leader's stands, and forgetting the job removes it") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  auto client = cluster.OpenClient();
+  EtcdJobLeadership a(*client, Daemon("daemon a"));
+  EtcdJobLeadership b(*client, Daemon("daemon b"));
+  CHECK(a.Recorded("j").value() == std::nullopt);
+  CHECK(a.Record("j", "round 0", false).code() == StatusCode::kFailedPrecondition);  // no lead
+  REQUIRE(a.Claim("j").ok());
+  REQUIRE(a.Record("j", "round 0", false).ok());
+  CHECK(b.Recorded("j").value() == std::optional<std::string>("round 0"));
+
+  // a's lease is revoked behind its back, and b takes the job: a's next write is refused, by
+  // etcd's fence or, once a's renewal has found the lease gone, by a itself.
+  auto key = client->Get(a.KeyOf("j"));
+  REQUIRE(key.ok());
+  REQUIRE(key->has_value());
+  REQUIRE(client->RevokeLease((*key)->lease).ok());
+  REQUIRE(b.Claim("j").ok());
+  REQUIRE(b.Record("j", "round 1", false).ok());
+  Status deposed = a.Record("j", "round 0 again", false);
+  CHECK(deposed.code() == StatusCode::kFailedPrecondition);
+  CHECK(b.Recorded("j").value() == std::optional<std::string>("round 1"));
+
+  // The job's last record goes with a lease of its own; forgetting the job removes it now.
+  REQUIRE(b.Record("j", "complete", true).ok());
+  auto ended = client->Get(b.RecordKeyOf("j"));
+  REQUIRE(ended.ok());
+  REQUIRE(ended->has_value());
+  CHECK((*ended)->lease != 0);
+  b.Forget("j");
+  CHECK(b.Recorded("j").value() == std::nullopt);
+  CHECK_FALSE(b.Leads("j"));
+}
+
 }  // namespace
 }  // namespace ddprun::etcd

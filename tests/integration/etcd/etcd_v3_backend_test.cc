@@ -57,6 +57,19 @@ TEST_CASE(
     leading += Leads(*agent, "v3-store") ? 1 : 0;
   }
   CHECK(leading == 1);
+  // The leading agent forgot the ended job before it exited: its record, credential, store keys
+  // and lead are gone, and the same --rdzv_id runs again at once.
+  CHECK(cluster.JobKeyCount("v3-store") == 0);
+  std::vector<std::unique_ptr<ChildProcess>> again;
+  for (int i = 0; i < 2; ++i) {
+    again.push_back(EtcdV3Agent(cluster, "v3-store",
+                                {"--nnodes=2", "--nproc_per_node=1",
+                                 "--token-file=" + dir / "token", kTestWorker, "store"}));
+  }
+  for (const auto& agent : again) {
+    INFO(agent->stdout_text() << agent->stderr_text());
+    CHECK(ExitCode(*agent) == 0);
+  }
 }
 
 TEST_CASE(
@@ -86,6 +99,11 @@ TEST_CASE(
     REQUIRE(AwaitLines(*agent, "]: ready ", 2));
   }
   CHECK(Leads(*agents[0], "v3-failover") + Leads(*agents[1], "v3-failover") == 1);
+  // The new leader recorded the round it formed, with its two members, before they ran it.
+  const v1::JobRecord recorded = cluster.JobRecordOf("v3-failover");
+  CHECK(recorded.state() == v1::JobRecord::RUNNING);
+  CHECK(recorded.round() >= 1);
+  CHECK(recorded.members_size() == 2);
   for (const auto& agent : agents) ::kill(NewestReadyWorker(*agent), SIGTERM);
   for (const auto& agent : agents) {
     INFO(agent->stdout_text() << agent->stderr_text());
@@ -93,7 +111,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("--rdzv_backend=etcd and an unreachable etcd are refused with what to do") {
+TEST_CASE("the etcd backend of etcd's v2 API, and an unreachable etcd, are refused with what to do") {
   auto v2 = Run(Ddprun({"--nnodes=2", "--rdzv_backend=etcd", "--rdzv_endpoint=127.0.0.1:2379",
                         "--rdzv_id=j", "true"}));
   CHECK(v2.code() == 2);

@@ -122,6 +122,8 @@ TEST_CASE("the flag --rdzv_endpoint is HOST or HOST:PORT, others are refused wit
     CHECK(ErrorOf({"--nnodes=2", bad, "/bin/true"}).find("--rdzv_endpoint must be HOST") == 0);
   }
   CHECK(ErrorOf({"--nnodes=2", "--rdzv_endpoint=h0", "--rdzv_backend=etcd", "/bin/true"})
+            .find("use --rdzv_backend=etcd-v3") != std::string::npos);
+  CHECK(ErrorOf({"--nnodes=2", "--rdzv_endpoint=h0", "--rdzv_backend=zookeeper", "/bin/true"})
             .find("ddprun has its own rendezvous server") != std::string::npos);
   CHECK(ErrorOf({"--nnodes=2", "--rdzv_endpoint=h0", "--token-file=/nonexistent", "/bin/true"})
             .find("cannot read --token-file /nonexistent") == 0);

@@ -731,3 +731,77 @@ TEST_CASE("the job's counters follow its rounds, a restart and a lost node, with
   CHECK(counters.lost_node_detection.sum_seconds() == Approx(3.0));
   CHECK(counters.worker_exits + counters.worker_hangs + counters.worker_spawn_failures == 0);
 }
+
+TEST_CASE("a job's record says where its rounds stand: forming, running with its members, ended") {
+  Job job(Nodes(2, 2, 3));
+  CHECK(job.rounds.ToRecord().state == JobRounds::State::kForming);
+  job.Join("a");
+  job.Join("b");
+  JobRounds::Record running = job.rounds.ToRecord();
+  CHECK(running.state == JobRounds::State::kRunning);
+  CHECK(running.round == 0);
+  CHECK(running.members == std::vector<std::string>{"a", "b"});
+  job.rounds.WorkerFailed("a", 0, Failure("a", 0, 1), 1, job.now);
+  JobRounds::Record restarting = job.rounds.ToRecord();
+  CHECK(restarting.state == JobRounds::State::kForming);
+  CHECK(restarting.round == 1);
+  CHECK(restarting.restarts_used == 1);
+  CHECK(restarting.members.empty());
+}
+
+TEST_CASE("a job taken over from its record adopts only the recorded round's members") {
+  JobRounds::Record record;
+  record.state = JobRounds::State::kRunning;
+  record.round = 4;
+  record.restarts_used = 2;
+  record.members = {"a", "b"};
+  auto resume = [](Job& job, const std::string& id, RunningRound running) {
+    REQUIRE(job.rounds.Resume({id, "host-" + id, 2, 29500}, running, job.now).ok());
+  };
+
+  SECTION("its members, back with its round and their ranks, run on") {
+    Job job(Nodes(2, 2, 3));
+    job.rounds.TakeOver(record);
+    resume(job, "b", {4, 1, 2, 2, ""});
+    resume(job, "a", {4, 0, 2, 2, ""});
+    job.Collect();
+    CHECK(job.pending.empty());
+    CHECK(job.rounds.state() == JobRounds::State::kRunning);
+    CHECK(job.rounds.round() == 4);
+    CHECK(job.rounds.restarts_used() == 2);
+  }
+  SECTION("a node back from an older round, or with another's rank, joins the next round") {
+    Job job(Nodes(2, 2, 3));
+    job.rounds.TakeOver(record);
+    resume(job, "a", {3, 0, 2, 1, ""});  // its round was over before the leader died
+    resume(job, "c", {4, 1, 2, 2, ""});  // rank 1 of round 4 was b's
+    job.Collect();
+    CHECK(job.Events(Type::kRestart).size() == 2);
+    auto ready = job.Events(Type::kRoundReady);
+    REQUIRE(ready.size() == 2);
+    CHECK(ready["a"].assignment.round == 5);  // a number no node ran
+    CHECK(ready["a"].assignment.restart_count == 2);
+  }
+  SECTION("a round that was forming is formed anew: nobody ran it") {
+    Job job(Nodes(2, 2, 3));
+    record.state = JobRounds::State::kForming;
+    record.round = 5;
+    record.members.clear();
+    job.rounds.TakeOver(record);
+    resume(job, "a", {4, 0, 2, 2, ""});
+    resume(job, "b", {4, 1, 2, 2, ""});
+    job.Collect();
+    CHECK(job.Events(Type::kRestart).size() == 2);
+    CHECK(job.Events(Type::kRoundReady).begin()->second.assignment.round == 5);
+  }
+  SECTION("an ended job stays ended") {
+    Job job(Nodes(2, 2, 3));
+    record.state = JobRounds::State::kFailed;
+    record.end_reason = "rank 0 failed";
+    job.rounds.TakeOver(record);
+    Status refused = job.rounds.Resume({"a", "host-a", 2, 29500}, {4, 0, 2, 2, ""}, job.now);
+    CHECK(refused.code() == StatusCode::kFailedPrecondition);
+    CHECK(refused.message().find("the job has already ended (failed)") != std::string::npos);
+    CHECK(job.rounds.last_failure() == "rank 0 failed");
+  }
+}

@@ -1,6 +1,6 @@
 // EtcdJobLeadership: JobLeadership (job_leadership.h) over etcd: one Leadership (leadership.h)
 // per claimed job, at "<prefix>jobs/<job>/leader", renewed every third of its lease by a thread
-// of its own. A renewal that fails, or a clock past what the last renewal allows, reports the job
+// of its own; the job's record at "<prefix>jobs/<job>/state", written through the lead's fence. A renewal that fails, or a clock past what the last renewal allows, reports the job
 // lost, before etcd can give the key to another server. Thread-safe.
 #pragma once
 
@@ -41,6 +41,10 @@ class EtcdJobLeadership final : public JobLeadership {
   void Release(const std::string& job_id) override;
   void SetLostCallback(std::function<void(const std::string& job_id)> on_lost) override;
   std::string LeaderAddress(const std::string& job_id) override;
+  void Forget(const std::string& job_id) override;
+  // At "<prefix>jobs/<job>/state", in a transaction fenced by the job's leader key.
+  Status Record(const std::string& job_id, const std::string& record, bool ended) override;
+  Result<std::optional<std::string>> Recorded(const std::string& job_id) override;
 
   // From now on, the leader keys this server writes say that its agents reach it at `address`
   // ("ip:port"): servers whose agents do not list every server (--rdzv_backend=etcd-v3) send
@@ -50,6 +54,8 @@ class EtcdJobLeadership final : public JobLeadership {
 
   // "<prefix>jobs/<job>/leader", the job id escaped as the store's keys are.
   std::string KeyOf(const std::string& job_id) const;
+  // "<prefix>jobs/<job>/state": the job's record.
+  std::string RecordKeyOf(const std::string& job_id) const;
 
  private:
   void RenewUntilStopped();

@@ -80,6 +80,10 @@ class RendezvousServer {
 
   // No agent is connected and every job has ended (or there is none).
   bool Idle() const;
+  // Forgets every job that has ended, with its keys (and, in a shared store, its record and
+  // credential), so that its id may start anew at once: for a server that stops once idle. Blocks
+  // on a shared store.
+  void ForgetEndedJobs();
   // `on_change` runs on a gRPC thread whenever Idle() may have become true; it must not block.
   void SetChangeCallback(std::function<void()> on_change);
 
