@@ -96,8 +96,7 @@ std::string EtcdJobLeadership::RecordKeyOf(const std::string& job_id) const {
   return JobKeysPrefix(settings_.prefix, job_id) + "state";
 }
 
-Status EtcdJobLeadership::Record(const std::string& job_id, const std::string& record,
-                                 bool ended) {
+Status EtcdJobLeadership::Record(const std::string& job_id, const std::string& record, bool ended) {
   std::lock_guard lock(mu_);
   auto led = led_.find(job_id);
   if (led == led_.end()) {
@@ -105,8 +104,8 @@ Status EtcdJobLeadership::Record(const std::string& job_id, const std::string& r
   }
   int64_t lease = 0;  // a running job's record stays until the job is forgotten
   if (ended) {
-    auto granted = client_.GrantLease(
-        std::chrono::duration_cast<std::chrono::seconds>(kEndedRecordRetention));
+    auto granted =
+        client_.GrantLease(std::chrono::duration_cast<std::chrono::seconds>(kEndedRecordRetention));
     if (!granted.ok()) return granted.status();
     lease = granted.value();
   }

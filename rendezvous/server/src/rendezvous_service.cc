@@ -182,9 +182,10 @@ Status RendezvousService::PrepareTakeover(const v1::AgentMessage::Join& join) {
       takeover.record = std::move(record).value();
     } else {
       GetLogger("rendezvous")
-          ->warn("the record of job '{}' in the shared store is unreadable ({}); the job is "
-                 "rebuilt from its agents' re-joins",
-                 job_id, record.status().message());
+          ->warn(
+              "the record of job '{}' in the shared store is unreadable ({}); the job is "
+              "rebuilt from its agents' re-joins",
+              job_id, record.status().message());
     }
   }
   registry_.PrepareTakeover(job_id, std::move(takeover));
@@ -205,14 +206,15 @@ std::set<std::string> RendezvousService::RecordDecisions(const std::vector<Route
   for (const std::string& job_id : decided) {
     std::optional<JobRounds::Record> record = registry_.Record(job_id);
     if (!record) continue;  // forgotten since
-    const bool ended = record->state == JobRounds::State::kComplete ||
-                       record->state == JobRounds::State::kFailed;
+    const bool ended =
+        record->state == JobRounds::State::kComplete || record->state == JobRounds::State::kFailed;
     Status recorded = leadership_->Record(job_id, EncodeJobRecord(*record), ended);
     if (recorded.ok()) continue;
     GetLogger("rendezvous")
-        ->warn("job '{}': its round could not be recorded in the shared store ({}); this server "
-               "gives the job up, and its agents go to its leader",
-               job_id, recorded.message());
+        ->warn(
+            "job '{}': its round could not be recorded in the shared store ({}); this server "
+            "gives the job up, and its agents go to its leader",
+            job_id, recorded.message());
     unrecorded.insert(job_id);
   }
   return unrecorded;

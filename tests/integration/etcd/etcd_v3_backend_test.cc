@@ -111,7 +111,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("the etcd backend of etcd's v2 API, and an unreachable etcd, are refused with what to do") {
+TEST_CASE(
+    "the etcd backend of etcd's v2 API, and an unreachable etcd, are refused with what to do") {
   auto v2 = Run(Ddprun({"--nnodes=2", "--rdzv_backend=etcd", "--rdzv_endpoint=127.0.0.1:2379",
                         "--rdzv_id=j", "true"}));
   CHECK(v2.code() == 2);

@@ -1,7 +1,8 @@
 // EtcdJobLeadership: JobLeadership (job_leadership.h) over etcd: one Leadership (leadership.h)
 // per claimed job, at "<prefix>jobs/<job>/leader", renewed every third of its lease by a thread
-// of its own; the job's record at "<prefix>jobs/<job>/state", written through the lead's fence. A renewal that fails, or a clock past what the last renewal allows, reports the job
-// lost, before etcd can give the key to another server. Thread-safe.
+// of its own; the job's record at "<prefix>jobs/<job>/state", written through the lead's fence. A
+// renewal that fails, or a clock past what the last renewal allows, reports the job lost, before
+// etcd can give the key to another server. Thread-safe.
 #pragma once
 
 #include <chrono>
