@@ -193,31 +193,52 @@ Status RendezvousService::PrepareTakeover(const v1::AgentMessage::Join& join) {
 }
 
 std::set<std::string> RendezvousService::RecordDecisions(const std::vector<RoutedEvent>& events) {
-  std::set<std::string> decided;
+  std::set<std::string> told_after;   // a round formed, or the end: recorded before it is told
+  std::set<std::string> told_before;  // a restart alone: recorded as it is told
   for (const RoutedEvent& routed : events) {
-    const NodeEvent::Type type = routed.event.type;
-    if (type != NodeEvent::Type::kHang && type != NodeEvent::Type::kStraggler) {
-      decided.insert(routed.job_id);
+    switch (routed.event.type) {
+      case NodeEvent::Type::kRoundReady:
+      case NodeEvent::Type::kJobComplete:
+      case NodeEvent::Type::kJobFailed:
+        told_after.insert(routed.job_id);
+        break;
+      case NodeEvent::Type::kRestart:
+        told_before.insert(routed.job_id);
+        break;
+      case NodeEvent::Type::kHang:
+      case NodeEvent::Type::kStraggler:
+        break;
     }
   }
   std::set<std::string> unrecorded;
-  if (decided.empty()) return unrecorded;
-  MutexLock lock(record_mu_);
-  for (const std::string& job_id : decided) {
-    std::optional<JobRounds::Record> record = registry_.Record(job_id);
-    if (!record) continue;  // forgotten since
-    const bool ended =
-        record->state == JobRounds::State::kComplete || record->state == JobRounds::State::kFailed;
-    Status recorded = leadership_->Record(job_id, EncodeJobRecord(*record), ended);
-    if (recorded.ok()) continue;
-    GetLogger("rendezvous")
-        ->warn(
-            "job '{}': its round could not be recorded in the shared store ({}); this server "
-            "gives the job up, and its agents go to its leader",
-            job_id, recorded.message());
-    unrecorded.insert(job_id);
+  for (const std::string& job_id : told_after) {
+    told_before.erase(job_id);
+    if (!RecordNow(job_id)) unrecorded.insert(job_id);
+  }
+  for (const std::string& job_id : told_before) {
+    // Its nodes stop their workers while etcd takes the record: a restart costs one write on
+    // the way to the next round, not two. The next round's record waits for this one.
+    RunStoreCall([this, job_id] {
+      if (!RecordNow(job_id)) GiveUp({job_id});
+    });
   }
   return unrecorded;
+}
+
+bool RendezvousService::RecordNow(const std::string& job_id) {
+  MutexLock lock(record_mu_);
+  std::optional<JobRounds::Record> record = registry_.Record(job_id);
+  if (!record) return true;  // forgotten since: nothing to record
+  const bool ended =
+      record->state == JobRounds::State::kComplete || record->state == JobRounds::State::kFailed;
+  Status recorded = leadership_->Record(job_id, EncodeJobRecord(*record), ended);
+  if (recorded.ok()) return true;
+  GetLogger("rendezvous")
+      ->warn(
+          "job '{}': its rounds could not be recorded in the shared store ({}); this server "
+          "gives the job up, and its agents go to its leader",
+          job_id, recorded.message());
+  return false;
 }
 
 void RendezvousService::GiveUp(const std::set<std::string>& job_ids) {

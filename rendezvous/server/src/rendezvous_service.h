@@ -100,11 +100,15 @@ class RendezvousService final : public v1::Rendezvous::CallbackService {
   // shared credentials) and its last leader's record. UNAVAILABLE when the store cannot say.
   Status PrepareTakeover(const v1::AgentMessage::Join& join);
   // With leadership: records, fenced by this server's lead, the rounds of each job that
-  // `events` decide (a round formed, a restart, the end) before any node hears of them
-  // (docs/control_plane.md, invariant 2). The jobs whose record failed: this server lost their
-  // lead, or the store cannot be reached; their events must not be delivered.
+  // `events` decide (docs/control_plane.md, invariant 2): a round formed or the job's end
+  // before any node hears of it, a restart as its nodes hear of it (on the blocking threads;
+  // a failure gives the job up). The jobs whose record failed: this server lost their lead, or
+  // the store cannot be reached; their events must not be delivered.
   std::set<std::string> RecordDecisions(const std::vector<RoutedEvent>& events)
       EXCLUDES(record_mu_);
+  // Records job `job_id`'s rounds as they stand now (so a record never goes back: each is read
+  // after the last was written). False when it could not be (logged).
+  bool RecordNow(const std::string& job_id) EXCLUDES(record_mu_);
   // Gives up jobs whose decisions could not be recorded: their lead, their state here, their
   // sessions (their agents go to whichever server leads them next).
   void GiveUp(const std::set<std::string>& job_ids);
