@@ -14,6 +14,9 @@ namespace {
 // How long a claim waits for etcd to say who leads a job. Far above an answer's time; far below
 // the grace that the nodes coming back to a new leader have after the first (JobRounds).
 constexpr std::chrono::milliseconds kClaimReadTimeout{300};
+// Jobs whose leader's address a server remembers at most (one per job it was asked to claim
+// while another led it); past it, it starts again empty.
+constexpr size_t kMostLeaderAddresses = 4'096;
 
 }  // namespace
 
@@ -55,6 +58,9 @@ Status EtcdJobLeadership::Claim(const std::string& job_id) {
   const std::string value = KeyValueLocked();
   if (holder->has_value() && (*holder)->value != value) {
     const std::string& other = (*holder)->value;
+    const size_t line_end = other.find('\n');
+    if (leader_addresses_.size() >= kMostLeaderAddresses) leader_addresses_.clear();
+    leader_addresses_[job_id] = line_end == std::string::npos ? "" : other.substr(line_end + 1);
     return UnavailableError("job '" + job_id + "' is led by another server (" +
                             other.substr(0, other.find('\n')) +
                             "); its agents reach it at another endpoint");
@@ -72,15 +78,14 @@ Status EtcdJobLeadership::Claim(const std::string& job_id) {
   }
   GetLogger("rendezvous")->info("this server ({}) leads job '{}'", settings_.holder, job_id);
   led_[job_id] = std::move(leadership);
+  leader_addresses_.erase(job_id);
   return Status();
 }
 
 std::string EtcdJobLeadership::LeaderAddress(const std::string& job_id) {
-  auto holder = client_.Get(KeyOf(job_id), kClaimReadTimeout);
-  if (!holder.ok() || !holder->has_value()) return "";
-  const std::string& value = (*holder)->value;
-  const size_t line_end = value.find('\n');
-  return line_end == std::string::npos ? "" : value.substr(line_end + 1);
+  std::lock_guard lock(mu_);
+  auto address = leader_addresses_.find(job_id);
+  return address == leader_addresses_.end() ? "" : address->second;
 }
 
 void EtcdJobLeadership::Advertise(const std::string& address) {

@@ -49,6 +49,9 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
                                                       std::to_string(request.timeout_ms())});
       return;
     }
+    // Read before the wait starts: its ready callback may finish the call, and gRPC then frees
+    // `request`.
+    const auto timeout = std::chrono::milliseconds(request.timeout_ms());
     std::vector<std::string> keys(request.keys().begin(), request.keys().end());
     auto state = state_;
     JobStore& store = store_;
@@ -64,7 +67,6 @@ class RendezvousService::WaitReactor final : public grpc::ServerUnaryReactor {
     // From here on the ready callback may have finished (and deleted) this reactor: use only
     // copies of what is needed.
     state->waiter_id = waiter.value();
-    auto timeout = std::chrono::milliseconds(request.timeout_ms());
     std::string description = "wait for " + std::to_string(keys.size()) +
                               " key(s) timed out after " + std::to_string(timeout.count()) + " ms";
     boost::asio::post(state->timer.get_executor(), [this, state, timeout, description, &store] {

@@ -217,7 +217,7 @@ grpc::Status RendezvousService::OnAgentMessage(SessionReactor& session,
 }
 
 void RendezvousService::Deliver(const std::vector<RoutedEvent>& events) {
-  // A decision reaches no node before it is recorded (with a shared store).
+  // With a shared store, a round formed or the job's end reaches no node before it is recorded.
   const std::set<std::string> unrecorded =
       leadership_ ? RecordDecisions(events) : std::set<std::string>();
   if (!events.empty()) {

@@ -51,9 +51,9 @@ class JobLeadership {
   virtual Status Record(const std::string& job_id, const std::string& record, bool ended) = 0;
   // The job's record as its last leader left it; nullopt when none. Blocks on the network.
   virtual Result<std::optional<std::string>> Recorded(const std::string& job_id) = 0;
-  // Where agents reach the server leading `job_id`, as that server advertised it; empty when no
-  // server leads it, or the leader advertised none (daemons: their agents list every daemon).
-  // Blocks on the network.
+  // Where agents reach the server leading `job_id`, as that server advertised it and the last
+  // Claim here that found it leading read it; empty when unknown, or when the leader advertised
+  // none (daemons: their agents list every daemon). Never blocks.
   virtual std::string LeaderAddress(const std::string& job_id) = 0;
   // `on_lost(job_id)` runs, on the leadership's own thread, when this server may no longer act
   // for a job it claimed (its lease ran out or another server holds the job). Set it once,

@@ -68,7 +68,10 @@ class EtcdJobLeadership final : public JobLeadership {
   mutable std::mutex mu_;  // Leadership is not thread-safe: each is used under mu_ only
   std::condition_variable stop_changed_;
   bool stopping_ = false;
-  std::string advertised_;                                  // under mu_
+  std::string advertised_;  // under mu_
+  // Where the leader of each job another server led at its last Claim here takes sessions, as
+  // its key said ("" when it advertised none); under mu_.
+  std::map<std::string, std::string> leader_addresses_;
   std::map<std::string, std::unique_ptr<Leadership>> led_;  // the jobs this server leads
   // Held while on_lost_ runs, so that SetLostCallback(nullptr) returns only once no call of the
   // old callback is running. Taken before mu_.
