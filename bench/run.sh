@@ -33,6 +33,7 @@ echo "== daemons on etcd (kill -9 of the daemon leading a job: the other runs it
 /usr/bin/python3 bench/daemon_failover.py "${1:-5}"
 echo "== daemons on etcd (kill -9 of the host whose daemon leads a job: the next round without it)"
 /usr/bin/python3 bench/host_failover.py "${1:-5}"
+/usr/bin/python3 bench/etcd_v3_failover.py "${1:-5}"
 echo "== hang detection (a rank stops: time to the report; the cost of counting progress)"
 /usr/bin/python3 bench/hang_detection.py "${1:-6}"
 echo "== a PyTorch script's restart (warm workers with --python_preload=torch, and without)"
