@@ -57,7 +57,8 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
   settings.cert_pem = config.etcd_cert_pem;
   settings.key_pem = config.etcd_key_pem;
   const std::string holder = LeaderHolderName();
-  auto rendezvous = etcd::OpenEtcdRendezvousStore(std::move(settings), config.etcd_prefix, holder);
+  auto rendezvous = etcd::OpenEtcdRendezvousStore(std::move(settings), config.etcd_prefix, holder,
+                                                  etcd::EtcdJobStore::WatchScope::kEveryJob);
   if (!rendezvous.ok()) return rendezvous.status();
   EtcdStore store{.rendezvous = std::move(rendezvous).value(), .submissions = nullptr};
   store.submissions = std::make_unique<etcd::EtcdJobSubmissions>(

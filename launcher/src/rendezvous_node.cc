@@ -143,8 +143,10 @@ Result<RendezvousNode> PrepareRendezvousNode(const LaunchConfig& config) {
     ASSIGN_OR_RETURN(std::string members, ResolvedEndpoints(config));
     const std::string holder =
         "ddprun agent on " + HostName() + ", pid " + std::to_string(::getpid());
-    auto opened = etcd::OpenEtcdRendezvousStore(
-        etcd::EtcdSettings{.endpoints = SplitCommas(members)}, "/ddprun/", holder);
+    // This server serves one job: its waits watch that job's keys, not every job's.
+    auto opened =
+        etcd::OpenEtcdRendezvousStore(etcd::EtcdSettings{.endpoints = SplitCommas(members)},
+                                      "/ddprun/", holder, etcd::EtcdJobStore::WatchScope::kEachJob);
     if (!opened.ok()) {
       return UnavailableError("--rdzv_backend=etcd-v3: " + opened.status().message());
     }

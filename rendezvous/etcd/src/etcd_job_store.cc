@@ -17,15 +17,20 @@ constexpr int kMaxCasAttempts = 64;
 
 }  // namespace
 
-EtcdJobStore::EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits)
-    : client_(client), prefix_(std::move(prefix)), limits_(limits) {}
+EtcdJobStore::EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits,
+                           WatchScope watch_scope)
+    : client_(client), prefix_(std::move(prefix)), limits_(limits), watch_scope_(watch_scope) {}
 
 EtcdJobStore::~EtcdJobStore() {
+  std::vector<std::thread> threads;
   {
     MutexLock lock(mu_);
-    if (watch_stop_) watch_stop_->Stop();
+    for (auto& [job_id, watch] : watches_) {
+      watch.stop->Stop();
+      threads.push_back(std::move(watch.thread));
+    }
   }
-  if (watcher_.joinable()) watcher_.join();
+  for (std::thread& thread : threads) thread.join();
 }
 
 std::string EtcdJobStore::JobPrefix(const std::string& job_id) const {
@@ -148,14 +153,23 @@ Status EtcdJobStore::CheckWait(const StoreScopeKey& scope,
   return Status::Ok();
 }
 
-Status EtcdJobStore::StartWatching() {
+Status EtcdJobStore::StartWatching(const std::string& job_id) {
+  const std::string watched = watch_scope_ == WatchScope::kEachJob ? job_id : std::string();
+  if (watches_.count(watched) > 0) return Status::Ok();
+  if (watch_scope_ == WatchScope::kEachJob && watches_.size() >= kMostWatchedJobs) {
+    return ResourceExhaustedError("this server watches the keys of " +
+                                  std::to_string(watches_.size()) +
+                                  " jobs, its limit; wait at the job's own server");
+  }
   // From the revision after now: a key set later is seen by the watch, a key set earlier by
   // the read every wait makes after it registers.
   ASSIGN_OR_RETURN(TxnOutcome now, client_.Txn(pb::TxnRequest()));
-  watch_stop_ = std::make_unique<EtcdClient::WatchStop>();
-  watcher_ = std::thread([this, stop = watch_stop_.get(), from = now.revision + 1] {
+  Watch& watch = watches_[watched];
+  watch.stop = std::make_unique<EtcdClient::WatchStop>();
+  const std::string keys = watched.empty() ? prefix_ + "jobs/" : JobPrefix(watched);
+  watch.thread = std::thread([this, stop = watch.stop.get(), keys, from = now.revision + 1] {
     (void)client_.WatchPrefix(
-        prefix_ + "jobs/", from,
+        keys, from,
         [this](const KeyChange& change) {
           if (!change.deleted) Seen(change.kv.key);
         },
@@ -175,11 +189,9 @@ Result<EtcdJobStore::WaiterId> EtcdJobStore::WaitAsync(const StoreScopeKey& scop
     Waiter waiter{.job_id = scope.job_id, .on_ready = std::move(on_ready)};
     for (const std::string& key : keys) waiter.missing.insert(EtcdKeyOf(scope, key));
     RETURN_IF_ERROR(waited_keys_.Reserve(scope.job_id, waiter.missing.size()));
-    if (!watch_stop_) {
-      if (Status watching = StartWatching(); !watching.ok()) {
-        waited_keys_.Release(scope.job_id, waiter.missing.size());
-        return watching;
-      }
+    if (Status watching = StartWatching(scope.job_id); !watching.ok()) {
+      waited_keys_.Release(scope.job_id, waiter.missing.size());
+      return watching;
     }
     id = next_waiter_id_++;
     for (const std::string& etcd_key : waiter.missing) {
@@ -240,6 +252,17 @@ size_t EtcdJobStore::pending_waiters() const {
 }
 
 Status EtcdJobStore::DropJob(const std::string& job_id) {
+  Watch ending;  // the job's own watch, with kEachJob: joined with mu_ not held, then freed
+  {
+    MutexLock lock(mu_);
+    if (auto watch = watches_.find(job_id);
+        watch_scope_ == WatchScope::kEachJob && watch != watches_.end()) {
+      watch->second.stop->Stop();
+      ending = std::move(watch->second);
+      watches_.erase(watch);
+    }
+  }
+  if (ending.thread.joinable()) ending.thread.join();
   return client_.DeletePrefix(JobPrefix(job_id)).status();
 }
 

@@ -10,7 +10,8 @@ namespace ddprun::etcd {
 
 Result<EtcdRendezvousStore> OpenEtcdRendezvousStore(EtcdSettings settings,
                                                     const std::string& prefix,
-                                                    const std::string& holder) {
+                                                    const std::string& holder,
+                                                    EtcdJobStore::WatchScope watch_scope) {
   auto client = EtcdClient::Open(std::move(settings));
   if (!client.ok()) return client.status();
   auto member = client.value()->MemberStatus();
@@ -26,7 +27,7 @@ Result<EtcdRendezvousStore> OpenEtcdRendezvousStore(EtcdSettings settings,
   std::snprintf(cluster, sizeof(cluster), "%016" PRIx64, member.value().cluster_id);
   store.description = "etcd cluster " + std::string(cluster) + " " + prefix;
   store.client = std::move(client).value();
-  store.jobs = std::make_unique<EtcdJobStore>(*store.client, prefix);
+  store.jobs = std::make_unique<EtcdJobStore>(*store.client, prefix, KeyValueLimits{}, watch_scope);
   store.leadership = std::make_unique<EtcdJobLeadership>(
       *store.client, JobLeadershipSettings{.prefix = prefix, .holder = holder});
   store.credentials =

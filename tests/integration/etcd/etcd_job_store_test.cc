@@ -120,6 +120,48 @@ TEST_CASE("an asynchronous wait in etcd outlives the member its watch used") {
   CHECK(released.Within(30s));
 }
 
+TEST_CASE(
+    "a store that watches each job's keys (an agent's server) releases each job's waits, "
+    "watches again after a drop, and bounds the jobs it watches") {
+  if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
+  EtcdCluster cluster(1);
+  auto client = cluster.OpenClient();
+  EtcdJobStore daemon(*client, "/ddprun/");
+  EtcdJobStore agent(*client, "/ddprun/", KeyValueLimits{}, EtcdJobStore::WatchScope::kEachJob);
+  const StoreScopeKey other{.job_id = "job/2", .round = 0};
+  Released first, second;
+  REQUIRE(agent.WaitAsync(kJob, {"k"}, first.Callback()).ok());
+  REQUIRE(agent.WaitAsync(other, {"k"}, second.Callback()).ok());
+  REQUIRE(daemon.Set(other, "k", "v").ok());
+  CHECK(second.Within(30s));
+  CHECK_FALSE(first.Within(0ms));
+  REQUIRE(daemon.Set(kJob, "k", "v").ok());
+  CHECK(first.Within(30s));
+
+  REQUIRE(agent.DropJob("job/2").ok());  // its watch stops, and a later wait starts another
+  Released again;
+  REQUIRE(agent.WaitAsync(other, {"later"}, again.Callback()).ok());
+  REQUIRE(daemon.Set(other, "later", "v").ok());
+  CHECK(again.Within(30s));
+
+  // Two watched already; waits of more jobs start a watch each, up to the limit.
+  std::vector<std::unique_ptr<Released>> pending;
+  for (size_t i = 2; i < EtcdJobStore::kMostWatchedJobs; ++i) {
+    pending.push_back(std::make_unique<Released>());
+    const StoreScopeKey job{.job_id = "many/" + std::to_string(i), .round = 0};
+    REQUIRE(agent.WaitAsync(job, {"k"}, pending.back()->Callback()).ok());
+  }
+  const StoreScopeKey one_more{.job_id = "one-more", .round = 0};
+  auto refused = agent.WaitAsync(one_more, {"k"}, [] {});
+  CHECK(refused.status().code() == StatusCode::kResourceExhausted);
+  CHECK(refused.status().message().find("watches the keys of 64 jobs") != std::string::npos);
+  // A daemon's store watches every job's keys at once: no such bound.
+  Released at_daemon;
+  REQUIRE(daemon.WaitAsync(one_more, {"k"}, at_daemon.Callback()).ok());
+  REQUIRE(agent.Set(one_more, "k", "v").ok());
+  CHECK(at_daemon.Within(30s));
+}
+
 TEST_CASE("adds from two daemons' etcd stores at once lose nothing") {
   if (EtcdCluster::EtcdProgram().empty()) return SkipTest(EtcdCluster::kNotInstalled);
   TwoDaemons daemons(1);

@@ -31,8 +31,16 @@ namespace ddprun::etcd {
 
 class EtcdJobStore final : public JobStore {
  public:
+  // How the store's asynchronous waits watch etcd: one watch of every job's keys (a daemon, which
+  // serves many jobs), or one of each job's keys that has waits (an agent's server, which serves
+  // one job: it hears nothing of the other jobs' writes).
+  enum class WatchScope { kEveryJob, kEachJob };
+  // Jobs a kEachJob store watches at most; a wait of one more is refused (RESOURCE_EXHAUSTED).
+  static constexpr size_t kMostWatchedJobs = 64;
+
   // `prefix` ends with '/' ("/ddprun/").
-  EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits = {});
+  EtcdJobStore(EtcdClient& client, std::string prefix, KeyValueLimits limits = {},
+               WatchScope watch_scope = WatchScope::kEveryJob);
   ~EtcdJobStore() override;
   EtcdJobStore(const EtcdJobStore&) = delete;
   EtcdJobStore& operator=(const EtcdJobStore&) = delete;
@@ -50,8 +58,8 @@ class EtcdJobStore final : public JobStore {
   Status Wait(const StoreScopeKey& scope, const std::vector<std::string>& keys,
               std::chrono::milliseconds timeout);
   // JobStore's asynchronous wait, whichever daemon sets the keys: on_ready runs at once, on this
-  // thread, if every key is set; else on the store's watch thread, which the first such wait
-  // starts (one watch of every job's keys).
+  // thread, if every key is set; else on a watch thread of the store, which the first such wait
+  // starts (of every job's keys, or of the job's: WatchScope).
   Result<WaiterId> WaitAsync(const StoreScopeKey& scope, const std::vector<std::string>& keys,
                              std::function<void()> on_ready) override EXCLUDES(mu_);
   bool CancelWait(WaiterId id) override EXCLUDES(mu_);
@@ -65,7 +73,8 @@ class EtcdJobStore final : public JobStore {
  private:
   std::string JobPrefix(const std::string& job_id) const;
   Status CheckWait(const StoreScopeKey& scope, const std::vector<std::string>& keys) const;
-  Status StartWatching() REQUIRES(mu_);
+  // Watches the keys of job `job_id` (of every job, with kEveryJob) unless it does already.
+  Status StartWatching(const std::string& job_id) REQUIRES(mu_);
   // `etcd_key` has been set: releases the waiters it completes.
   void Seen(const std::string& etcd_key) EXCLUDES(mu_);
 
@@ -83,8 +92,14 @@ class EtcdJobStore final : public JobStore {
   std::map<std::string, std::set<WaiterId>> waiters_by_key_ GUARDED_BY(mu_);
   WaiterId next_waiter_id_ GUARDED_BY(mu_) = 1;
   WaitedKeyBudget waited_keys_ GUARDED_BY(mu_){limits_};  // the waiters' missing keys
-  std::unique_ptr<EtcdClient::WatchStop> watch_stop_ GUARDED_BY(mu_);
-  std::thread watcher_;
+  const WatchScope watch_scope_;
+  struct Watch {
+    std::unique_ptr<EtcdClient::WatchStop> stop;
+    std::thread thread;
+  };
+  // By job id; with kEveryJob, one under "". A thread is joined only with mu_ not held (its
+  // callback takes mu_).
+  std::map<std::string, Watch> watches_ GUARDED_BY(mu_);
 };
 
 }  // namespace ddprun::etcd

@@ -25,9 +25,11 @@ struct EtcdRendezvousStore {
 };
 
 // Opens `settings`' cluster under `prefix`, leading jobs as `holder` (unique among the servers
-// while it lives). UNAVAILABLE naming the members when none answers.
+// while it lives), its store's waits watching as `watch_scope` says (EtcdJobStore).
+// UNAVAILABLE naming the members when none answers.
 Result<EtcdRendezvousStore> OpenEtcdRendezvousStore(EtcdSettings settings,
                                                     const std::string& prefix,
-                                                    const std::string& holder);
+                                                    const std::string& holder,
+                                                    EtcdJobStore::WatchScope watch_scope);
 
 }  // namespace ddprun::etcd
