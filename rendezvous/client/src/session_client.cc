@@ -46,26 +46,26 @@ struct SessionClient::Impl {
     kLedElsewhere,    // the server does not lead the job (job_leadership.h): try the next
   };
 
-  // One of the servers the client was given; a channel of its own to each.
+  // One of the servers the client dials; a channel of its own to each.
   struct Server {
     std::string address;
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<v1::Rendezvous::Stub> stub;
   };
 
+  static Server OpenServer(const std::string& address, const ClientSecurity& security) {
+    auto channel = OpenRendezvousChannel(address, security);
+    auto stub = v1::Rendezvous::NewStub(channel);
+    return {address, std::move(channel), std::move(stub)};
+  }
+
   static std::vector<Server> OpenServers(const SessionClientOptions& options) {
     std::vector<Server> servers;
     for (const std::string& entry : SplitCommas(options.address)) {
       std::string address = Trim(entry);
-      if (address.empty()) continue;
-      auto channel = OpenRendezvousChannel(address, options.security);
-      auto stub = v1::Rendezvous::NewStub(channel);
-      servers.push_back({std::move(address), std::move(channel), std::move(stub)});
+      if (!address.empty()) servers.push_back(OpenServer(address, options.security));
     }
-    if (servers.empty()) {
-      auto channel = OpenRendezvousChannel(options.address, options.security);
-      servers.push_back({options.address, channel, v1::Rendezvous::NewStub(channel)});
-    }
+    if (servers.empty()) servers.push_back(OpenServer(options.address, options.security));
     return servers;
   }
 
@@ -198,9 +198,7 @@ struct SessionClient::Impl {
       if (servers[i].address == address) return i;
     }
     if (servers.size() >= kMostServers) return (current + 1) % servers.size();
-    auto channel = OpenRendezvousChannel(address, options.security);
-    auto stub = v1::Rendezvous::NewStub(channel);
-    servers.push_back({address, std::move(channel), std::move(stub)});
+    servers.push_back(OpenServer(address, options.security));
     return servers.size() - 1;
   }
 

@@ -62,7 +62,7 @@ Status EtcdJobLeadership::Claim(const std::string& job_id) {
     if (leader_addresses_.size() >= kMostLeaderAddresses) leader_addresses_.clear();
     leader_addresses_[job_id] = line_end == std::string::npos ? "" : other.substr(line_end + 1);
     return UnavailableError("job '" + job_id + "' is led by another server (" +
-                            other.substr(0, other.find('\n')) +
+                            other.substr(0, line_end) +
                             "); its agents reach it at another endpoint");
   }
   auto leadership = std::make_unique<Leadership>(
