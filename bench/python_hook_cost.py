@@ -1,10 +1,11 @@
 """What ddprun's Python hook (agent/python/sitecustomize.py, on with --hang_timeout or
 --straggler_ratio) costs each collective of an unmodified PyTorch script, against a 2-rank gloo
 all-reduce of 1 MiB. bench/workers/hook_cost_probe.py measures inside one job: the c10d
-wrapper's own cost, the cost of its count of a DDP step (a forward opens one collective, the
-backward's bucket all-reduces, which the next step closes), and, as a check, a DDP step the
-hook leaves uncounted against one it counts (both in the same process, in turn). It runs under ddprun with the hook and under
-torchrun (no hook: its all-reduce is the anchor), in interleaved runs; medians, with the spread.
+wrapper's own cost; a DDP step whose one bucket the hook counts (through its counting group)
+against one it leaves uncounted, both in the same process, in turn; and the count of a DDP
+forward, what the hook does instead where it cannot count buckets (a group not gloo's). It
+runs under ddprun with the hook and under torchrun (no hook: its all-reduce is the anchor), in
+interleaved runs; medians, with the spread.
 
 Usage: /usr/bin/python3 bench/python_hook_cost.py [RUNS]
 """
@@ -46,8 +47,9 @@ def main():
     for _ in range(runs):
         for name, command in LAUNCHERS.items():
             results[name].append(one_run(command))
-    if not all(r["hook"] for r in results["ddprun"]):
-        sys.exit("bench: the hook was not on under ddprun --hang_timeout")
+    if not all(r["hook"] and r["buckets_counted"] for r in results["ddprun"]):
+        sys.exit("bench: the hook was not on, or did not count DDP's buckets, under ddprun "
+                 "--hang_timeout")
     for name in LAUNCHERS:
         values = [r["allreduce_us"] for r in results[name]]
         print(f"{name:9s} all_reduce 1 MiB, 2 ranks, gloo: median {median(values):8.1f} us   "
@@ -59,17 +61,17 @@ def main():
     counting = [r["ddp_counted_us"] - r["ddp_uncounted_us"] for r in ours]
     print(f"hook      c10d wrapper per call:        median {median(wrapper):8.3f} us   "
           f"{spread(wrapper)}")
-    print(f"hook      count of a DDP step:          median {median(ddp_own):8.3f} us   "
+    print(f"hook      DDP forward counted (no bucket count): median {median(ddp_own):8.3f} us   "
           f"{spread(ddp_own)}")
     print(f"hook      DDP step, uncounted:          median {median(uncounted):8.1f} us   "
           f"{spread(uncounted)}")
-    print(f"hook      DDP step, counted:            {median(counting):+8.1f} us   "
+    print(f"hook      DDP step, its 1 bucket counted: {median(counting):+8.1f} us   "
           f"{spread(counting)}")
     anchor = median([r["allreduce_us"] for r in results["torchrun"]])
     print(f"ratio     of torchrun's 1 MiB all_reduce: c10d wrapper "
-          f"{100 * median(wrapper) / anchor:.2f}%, count of a DDP step "
-          f"{100 * median(ddp_own) / anchor:.2f}% (target < 1%); the DDP steps' difference, "
-          f"{100 * median(counting) / anchor:+.2f}%")
+          f"{100 * median(wrapper) / anchor:.2f}%, a DDP bucket counted "
+          f"{100 * median(counting) / anchor:+.2f}% (target < 1%); a forward counted where "
+          f"buckets are not, {100 * median(ddp_own) / anchor:.2f}%")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 #   before it stops a hung worker;
 # - once torch is imported, counts in the worker's progress page ($DDPRUN_PROGRESS_FD, the layout
 #   of ddprun/base/progress_page.h) each torch.distributed collective started and finished (the
-#   c10d functions, and each DDP forward's backward, in which DDP all-reduces its buckets), the
+#   c10d functions, and each gradient bucket DDP all-reduces through its process group), the
 #   time spent inside them, and each optimizer step;
 # then runs the sitecustomize it shadows (the distribution's), if there is one.
 #
@@ -46,7 +46,7 @@ class _Progress:
     open_collectives = 0
     open_since_ns = 0
     steps = 0
-    ddp_open = False  # a DDP forward's backward is counted as open (_count_ddp_backwards)
+    ddp_open = False  # a DDP forward's backward is counted as open (_count_ddp_forwards)
 
     @classmethod
     def forget_page(cls):
@@ -191,6 +191,47 @@ class _Completions:
             del work
 
 
+class _BackwardEnds:
+    """The collectives a counting group starts inside a backward pass (DDP's bucket
+    all-reduces), each finished once its wait() returns in a callback that torch's autograd
+    engine runs when that backward pass ends, on the thread that ran it. DDP waits for the same
+    works there (its own callback, queued after the last bucket's); waiting first changes
+    nothing but which of the two waits returns last. No thread is woken for a bucket: a wake-up
+    of _Completions' thread, and the GIL handed to it and back, cost a bucket 20-40 us
+    (bench/python_hook_cost.py), more than the rest of its count."""
+
+    engine = None  # torch's autograd engine, once torch is imported
+    works = []  # started in the running backward pass, not yet waited for: a callback queued
+
+    @classmethod
+    def hold(cls, work):
+        """Takes `work` to wait for when the running backward pass ends; False, and nothing
+        taken, outside a backward pass."""
+        with _Progress.lock:
+            if not cls.works:
+                try:
+                    cls.engine.queue_callback(cls.finish)
+                except Exception:  # no backward pass running here (or no engine)
+                    return False
+            cls.works.append(work)
+        return True
+
+    @classmethod
+    def finish(cls):
+        """Waits for the works taken, and counts each finished. The engine runs it at the
+        backward pass's end; a DDP forward runs it where a backward pass ended in an exception
+        (the engine then drops its callbacks), so that no later pass finds a callback taken
+        for it that will never run."""
+        with _Progress.lock:
+            works, cls.works = cls.works, []
+        for work in works:
+            try:
+                work.wait()  # torch releases the GIL while it waits
+            except BaseException:
+                pass  # failed: finished all the same; DDP raises it in its own wait
+            _Progress.completed()
+
+
 try:
     from time import monotonic_ns as _monotonic_ns  # CLOCK_MONOTONIC: the agent's steady_clock
 except ImportError:
@@ -208,29 +249,50 @@ _COLLECTIVES = (
 )
 
 
+class _Nesting:
+    """Which thread is inside a counted collective: one that calls another (a c10d function
+    calling its group's method that ddprun's group wrapper counts) is counted once."""
+
+    inside = None  # a threading.local, made at the first count
+
+    @classmethod
+    def depth(cls):
+        if cls.inside is None:
+            import threading
+            cls.inside = threading.local()
+        return getattr(cls.inside, "depth", 0)
+
+
+def _run_counted(collective, args, kwargs, in_backward=False):
+    """Calls `collective`, counted as one collective: issued now, finished when it returns, or,
+    when it returns a Work (async_op=True, or a process group's own method), when that work's
+    wait returns: waited for when the running backward pass ends where `in_backward` and there
+    is one (_BackwardEnds), else on _Completions' thread."""
+    if _Nesting.depth() or _Progress.mapped_page() is None:
+        return collective(*args, **kwargs)
+    _Progress.issued()
+    _Nesting.inside.depth = 1
+    finished_here = True
+    try:
+        work = collective(*args, **kwargs)
+        if work is not None and hasattr(work, "wait"):
+            if not (in_backward and _BackwardEnds.hold(work)):
+                _Completions.watch(work)
+            finished_here = False
+        return work
+    finally:
+        _Nesting.inside.depth = 0
+        if finished_here:
+            _Progress.completed()
+
+
 def _count_collectives(distributed):
     import functools
-    import threading
-    inside = threading.local()  # a collective that calls another is counted once
 
     def counting(collective):
         @functools.wraps(collective)
         def counted(*args, **kwargs):
-            if getattr(inside, "depth", 0):
-                return collective(*args, **kwargs)
-            _Progress.issued()
-            inside.depth = 1
-            finished_here = True
-            try:
-                work = collective(*args, **kwargs)
-                if work is not None and hasattr(work, "wait"):  # async_op=True
-                    _Completions.watch(work)
-                    finished_here = False
-                return work
-            finally:
-                inside.depth = 0
-                if finished_here:
-                    _Progress.completed()
+            return _run_counted(collective, args, kwargs)
         counted._ddprun_counted = True
         return counted
 
@@ -267,24 +329,211 @@ def _mark_group_lifetime(distributed):
     distributed.destroy_process_group = marked_destroy
 
 
-def _count_ddp_backwards(ddp_module):
-    """DDP all-reduces its gradient buckets in C++ during backward, out of the c10d functions'
-    sight, and waits for them before the backward returns. So each DDP forward (with gradients)
-    opens one collective, which the next optimizer step or DDP forward closes: the rank is
-    inside it through the loss and the backward, where DDP's all-reduces run. A per-bucket
-    count would take a Python communication hook, which costs a bucket more than a whole step
-    of this (bench/python_hook_cost.py), and whose callbacks run on gloo's threads (see
-    _Completions). DDP's all-reduce stays its own, in C++."""
+# A process group's methods that are collectives, in torch 1.13's names and 2.x's; a counting
+# group counts each call. Its other methods (rank, size, names, options) are passed on as they
+# are.
+_GROUP_COLLECTIVES = frozenset((
+    "allreduce", "allreduce_coalesced", "allgather", "allgather_coalesced",
+    "allgather_into_tensor_coalesced", "_allgather_base", "alltoall", "alltoall_base", "barrier",
+    "monitored_barrier", "broadcast", "gather", "reduce", "reduce_scatter",
+    "reduce_scatter_tensor_coalesced", "_reduce_scatter_base", "scatter", "send", "recv",
+    "recv_anysource",
+))
+
+
+class _CountingGroups:
+    """DDP all-reduces its gradient buckets in C++, through its process group's virtual
+    methods, out of the c10d functions' sight. So a DDP model is given, in place of its group, a
+    counting group: a Python subclass of torch's ProcessGroup (whose C++ methods torch forwards
+    to a Python subclass's) that passes every call on to the group it wraps and counts each
+    collective, every bucket's all-reduce among them: issued when DDP starts it, finished when
+    its work's wait returns at the end of the backward pass (_BackwardEnds), where DDP waits for
+    it too. Nothing is divided or copied: the group computes what it would have. Only gloo's
+    groups are wrapped (see around).
+
+    c10d knows a counting group as an alias of its group (the same rank table, name and
+    backend), and it compares equal to that group, so dist.get_rank(model.process_group), DDP's
+    own checks and pickling answer as before. Where a group cannot be wrapped, or a DDP fails to
+    build over one, DDP gets its own group and each forward's backward is counted as one
+    collective (_count_ddp_forwards)."""
+
+    cls = None
+    failed = False  # a DDP did not build over a counting group: the rest get their own
+
+    @classmethod
+    def around(cls, group):
+        """A counting group passing calls on to `group`; None where there can be none."""
+        from torch.distributed import ProcessGroup
+        if cls.failed or not isinstance(group, ProcessGroup):
+            return None
+        if getattr(group, "_ddprun_inner", None) is not None:
+            return group  # counting already
+        try:
+            if group._get_backend_name() != "gloo":
+                # NCCL's work is done on the device: its wait() returns once the device stream
+                # waits, not when the all-reduce is over, so a count here would say little more
+                # than the forward's; and only gloo has been tried under this wrapper.
+                return None
+            if cls.cls is None:
+                cls.cls = cls._make_class(ProcessGroup)
+            counting = cls.cls(group)
+            counting.getBackendName()  # what torch asks first; fails here if it cannot work
+            cls._alias_in_c10d(counting, group)
+            return counting
+        except Exception:
+            cls.failed = True
+            return None
+
+    @staticmethod
+    def _make_class(ProcessGroup):
+        """The subclass of torch's ProcessGroup that counts: every public method and property
+        of the base passes the call on to the wrapped group."""
+        class CountingGroup(ProcessGroup):
+            def __init__(self, inner):
+                super().__init__(inner.rank(), inner.size())
+                self._ddprun_inner = inner
+
+            def getBackendName(self):
+                # What torch's C++ asks a Python group for its backend. Not the group's own
+                # name: where torch's C++ reads "gloo" it takes the group for its gloo class
+                # (DDP's logger, torch 1.13, reads a field of it; 2.x asks for its gloo
+                # backend), which this is not. Python asks _get_backend_name, passed on.
+                return "ddprun-counting-" + self._ddprun_inner._get_backend_name()
+
+            def getRank(self):  # the same for torch versions whose C++ asks Python for these
+                return self._ddprun_inner.rank()
+
+            def getSize(self):
+                return self._ddprun_inner.size()
+
+            def shutdown(self):
+                pass  # the group itself is shut down and aborted, once, by c10d's tables
+
+            def abort(self):
+                pass
+
+            def __eq__(self, other):
+                return other is self or other is self._ddprun_inner
+
+            def __ne__(self, other):
+                return not self.__eq__(other)
+
+            __hash__ = object.__hash__
+
+            def __getattr__(self, name):  # what the base does not have: the group's own
+                inner = self.__dict__.get("_ddprun_inner")
+                if inner is None:
+                    raise AttributeError(name)
+                return getattr(inner, name)
+
+        def passed_on(name):
+            def method(self, *args, **kwargs):
+                return getattr(self._ddprun_inner, name)(*args, **kwargs)
+            return method
+
+        def counted(name):
+            def method(self, *args, **kwargs):
+                return _run_counted(getattr(self._ddprun_inner, name), args, kwargs,
+                                    in_backward=True)
+            return method
+
+        for name in dir(ProcessGroup):
+            if name.startswith("__") or name in vars(CountingGroup):
+                continue
+            member = getattr(ProcessGroup, name)
+            if isinstance(member, property):
+                setattr(CountingGroup, name,
+                        property(lambda self, name=name: getattr(self._ddprun_inner, name)))
+            elif callable(member) and not isinstance(member, type):
+                setattr(CountingGroup, name,
+                        counted(name) if name in _GROUP_COLLECTIVES else passed_on(name))
+        return CountingGroup
+
+    @staticmethod
+    def _alias_in_c10d(counting, group):
+        """Every table of c10d's keyed by process group (torch 1.13: the module's _pg_*
+        dictionaries; 2.x: those of its _world) gets the counting group as a second key of the
+        group's entry."""
+        c10d = _sys.modules.get("torch.distributed.distributed_c10d")
+        holders = [c10d, getattr(c10d, "_world", None)]
+        for holder in holders:
+            if holder is None:
+                continue
+            for name in dir(holder):
+                if name.startswith("__"):
+                    continue
+                try:
+                    table = getattr(holder, name)
+                except Exception:
+                    continue
+                if isinstance(table, dict) and group in table:
+                    table[counting] = table[group]
+
+
+def _count_ddp_buckets(ddp_module):
+    """Each DDP model is built over a counting group (_CountingGroups); one that is not has
+    each forward's backward counted instead (_count_ddp_forwards)."""
     import functools
-    import torch
+    import inspect
     ddp = getattr(ddp_module, "DistributedDataParallel", None)
     if ddp is None:
         return
+    import torch
+    _BackwardEnds.engine = getattr(torch.autograd.Variable, "_execution_engine", None)
+    initialize = ddp.__init__
+    parameters = inspect.signature(initialize).parameters
+    if "process_group" not in parameters:
+        return _count_ddp_forwards(ddp)
+    position = list(parameters).index("process_group") - 1  # after self
+
+    @functools.wraps(initialize)
+    def counting_init(self, *args, **kwargs):
+        if kwargs.get("device_mesh") is not None:  # torch 2.x: DDP takes its group from it
+            return initialize(self, *args, **kwargs)
+        given = args[position] if len(args) > position else kwargs.get("process_group")
+        group = given
+        if group is None:
+            c10d = _sys.modules["torch.distributed.distributed_c10d"]
+            group = c10d._get_default_group() if c10d.is_initialized() else None
+        counting = _CountingGroups.around(group) if _Progress.mapped_page() is not None else None
+        if counting is None:
+            return initialize(self, *args, **kwargs)
+        if len(args) > position:
+            args = args[:position] + (counting,) + args[position + 1:]
+        else:
+            kwargs = dict(kwargs, process_group=counting)
+        try:
+            return initialize(self, *args, **kwargs)
+        except Exception:
+            # Not over a counting group (a torch whose DDP wants more of its group than this
+            # passes on): this DDP, and every later one, over its own group, as if never
+            # wrapped. An error of the program's own comes again from the second build.
+            _CountingGroups.failed = True
+            if len(args) > position:
+                args = args[:position] + (given,) + args[position + 1:]
+            else:
+                kwargs["process_group"] = given
+            return initialize(self, *args, **kwargs)
+
+    ddp.__init__ = counting_init
+    _count_ddp_forwards(ddp)
+
+
+def _count_ddp_forwards(ddp):
+    """For a DDP model not over a counting group: each forward (with gradients) opens one
+    collective, which the next optimizer step or DDP forward closes: the rank is inside it
+    through the loss and the backward, where DDP's all-reduces run. (For every model, a forward
+    first finishes the buckets of a backward pass that ended in an exception.)"""
+    import functools
+    import torch
     forward = ddp.forward
 
     @functools.wraps(forward)
     def counted_forward(self, *inputs, **kwargs):
-        if not getattr(self, "_ddprun_uncounted", False) and torch.is_grad_enabled():
+        if _BackwardEnds.works:
+            _BackwardEnds.finish()
+        if (getattr(getattr(self, "process_group", None), "_ddprun_inner", None) is None
+                and not getattr(self, "_ddprun_uncounted", False) and torch.is_grad_enabled()):
             _Progress.ddp_forward()
         return forward(self, *inputs, **kwargs)
 
@@ -332,7 +581,7 @@ def _count_optimizer_steps(optim):
 # What to patch in which module, the moment that module's import has run.
 _PATCHES = {
     "torch.distributed": _count_collectives,
-    "torch.nn.parallel.distributed": _count_ddp_backwards,
+    "torch.nn.parallel.distributed": _count_ddp_buckets,
     "torch.optim": _count_optimizer_steps,
 }
 

@@ -2,18 +2,22 @@
 
 Run under ddprun with --hang_timeout (the hook on) or under torchrun (no hook). Rank 0 prints
 one JSON line:
+  buckets_counted  whether the counted model's bucket all-reduces go through the hook's counting
+                   group
   allreduce_us     median time of dist.all_reduce on 1 MiB of float32, as the script calls it
                    (counted by the hook when it is on)
   wrapper_us       the hook's own cost per c10d call: its counting wrapper around a collective
                    that does nothing, less that collective called bare (0 without the hook)
-  ddp_us           the hook's own cost per DDP step: a forward's count and the step's close
-                   (what counts the backward's bucket all-reduces as one collective), less a
-                   call that does nothing (0 without the hook)
+  ddp_us           the hook's own cost per DDP forward where it cannot count DDP's buckets (a
+                   group not gloo's): the forward's count and the step's close, less a call that
+                   does nothing (0 without the hook)
   ddp_uncounted_us median DDP step (forward, backward, 1 MiB of gradients in one bucket) of a
-                   model the hook does not count, over a group of the rank alone (the step's own
-                   cost, without the wait for the other rank)
-  ddp_counted_us   the same for a model whose forwards the hook counts (without the hook, not
-                   counted either): a check that ddp_us is what a step costs more
+                   model built over its own group, as if the hook were off, over a group of the
+                   rank alone (the step's own cost, without the wait for the other rank)
+  ddp_counted_us   the same for a model built over the hook's counting group (without the
+                   hook, the same model again): one bucket's all-reduce counted, through torch's
+                   C++-to-Python call, the count and the wait on the hook's thread; the
+                   difference is what counting a bucket costs
 Both models step in turn in the same process, so the machine's noise falls on both.
 """
 import json
@@ -66,8 +70,8 @@ def wrapper_cost_us(hook):
 
 
 def ddp_cost_us(hook):
-    """What the hook adds to a DDP forward: its count (the last backward closed, this one
-    opened), against nothing; many calls."""
+    """What the hook adds to a DDP forward it counts (a model whose buckets it cannot count):
+    the last backward closed, this one opened, against nothing; many calls."""
     if hook is None or not hasattr(hook, "_Progress"):
         return 0.0
     progress = hook._Progress
@@ -92,13 +96,18 @@ def ddp_cost_us(hook):
 
 def ddp_models(group):
     """Two identical models of 262,144 parameters (1 MiB of gradients, one bucket) over
-    `group`: one the hook leaves uncounted, one whose backward it counts (the same without the
+    `group`: one built by DDP's own initializer (the hook's wraps it) and left uncounted, one
+    built as the script would build it, whose bucket the hook counts (the same without the
     hook)."""
     models = {}
     for kind in ("uncounted", "counted"):
         torch.manual_seed(0)
-        model = DistributedDataParallel(torch.nn.Linear(512, 512, bias=False),
-                                        bucket_cap_mb=25, process_group=group)
+        initialize = DistributedDataParallel.__init__
+        if kind == "uncounted":
+            initialize = getattr(initialize, "__wrapped__", initialize)
+        model = DistributedDataParallel.__new__(DistributedDataParallel)
+        initialize(model, torch.nn.Linear(512, 512, bias=False), bucket_cap_mb=25,
+                   process_group=group)
         model._ddprun_uncounted = kind == "uncounted"
         models[kind] = model
     return models
@@ -138,6 +147,8 @@ def main():
             times[kind].append(time.perf_counter() - start)
     result = {
         "hook": hook is not None,
+        "buckets_counted": getattr(models["counted"].process_group, "_ddprun_inner",
+                                   None) is not None,
         "allreduce_us": round(median_us(allreduce), 1),
         "wrapper_us": round(wrapper_cost_us(hook), 3),
         "ddp_us": round(ddp_cost_us(hook), 3),

@@ -4,6 +4,9 @@ the hang and straggler tests run. Its options make one rank misbehave in the fir
 
   --hang sleep        rank --rank_at_fault sleeps at step --at (stuck in user code while the
                       others wait in DDP's all-reduce)
+  --hang after_backward  rank --rank_at_fault stops at step --at between its backward and its
+                      optimizer step (clipping, logging), while the others wait in the next
+                      backward's all-reduce
   --hang skip         at step --at every rank all-reduces its loss for logging, except rank
                       --rank_at_fault, which waits for an event that never comes (a stuck data
                       loader) and so never enters the collective the others wait in
@@ -27,7 +30,7 @@ from torch.nn.parallel import DistributedDataParallel
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--hang", choices=["none", "sleep", "skip"], default="none")
+    parser.add_argument("--hang", choices=["none", "sleep", "after_backward", "skip"], default="none")
     parser.add_argument("--rank_at_fault", type=int, default=1)
     parser.add_argument("--at", type=int, default=50)
     parser.add_argument("--step_seconds", type=float, default=0.0)
@@ -52,6 +55,8 @@ def main():
         loss = model(inputs).pow(2).mean()
         optimizer.zero_grad()
         loss.backward()
+        if at_fault and step == args.at and args.hang == "after_backward":
+            time.sleep(3600)
         optimizer.step()
         if step == args.at and args.hang == "skip":
             if at_fault:

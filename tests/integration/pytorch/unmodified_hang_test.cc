@@ -56,6 +56,13 @@ TEST_CASE("an unmodified DDP script's rank asleep in its own code is named and r
   CheckHangFound("sleep", 50, "asleep");  // before its 51st step
 }
 
+TEST_CASE("an unmodified DDP script's rank stopped between backward and step is named") {
+  if (!HavePytorch()) return;
+  // Its backward's bucket all-reduces are over, so it waits in no collective while the other
+  // rank waits in the next backward's.
+  CheckHangFound("after_backward", 50, "afterbackward");
+}
+
 TEST_CASE("an unmodified script's rank that never enters the others' all_reduce is named") {
   if (!HavePytorch()) return;
   CheckHangFound("skip", 51, "skipped");  // after its 51st step
@@ -99,6 +106,21 @@ TEST_CASE("a slow rank of an unmodified script is named once, and again when it 
   CHECK(Count(result.err, "straggler: rank ") == 1);
   CHECK(Count(result.err, "ddprun: straggler recovered: rank 2 (") == 1);
   CHECK(Count(result.out, ": done 100 steps") == 3);
+}
+
+TEST_CASE("each of DDP's bucket all-reduces counts as a collective, finished by the backward's end",
+          "[ddprun]") {
+  if (!HavePytorch()) return;
+  auto result =
+      Run(Ddprun({"--nproc_per_node=2", "--hang_timeout=60", Script("ddp_bucket_counts.py")}),
+          PytorchEnv(), 240s);
+  INFO(result.out << result.err);
+  CHECK(result.code() == 0);
+  // 3 buckets (1 MiB, then 0.5 and 0.5) a step, 10 steps.
+  for (int rank = 0; rank < 2; ++rank) {
+    CHECK(Count(result.out, "[rank" + std::to_string(rank) +
+                                "]: buckets 3 counted 30 finished 30 open_after_backward 0") == 1);
+  }
 }
 
 TEST_CASE("the hook counts without changing what an unmodified script computes") {
