@@ -3,11 +3,27 @@
 #   DDPRUN_WERROR:    turn warnings into errors (CI keeps the build warning-clean).
 #   DDPRUN_FUZZ:      build the libFuzzer targets of tests/fuzz (clang only): every C and C++
 #                     file gets the fuzzer's coverage instrumentation.
+#   DDPRUN_FULL_DEBUG_INFO: -g as CMake gives it; off, C and C++ get -g1 instead (see below).
 
 set(DDPRUN_SANITIZER "" CACHE STRING "Sanitizer to build with: address, undefined, thread or empty")
 set_property(CACHE DDPRUN_SANITIZER PROPERTY STRINGS "" address undefined thread "address,undefined")
 option(DDPRUN_WERROR "Treat compiler warnings as errors" OFF)
 option(DDPRUN_FUZZ "Build the libFuzzer targets (tests/fuzz); needs clang" OFF)
+
+# Debug information: line tables and functions (-g1; clang's -gline-tables-only) unless asked for
+# all of it. That is what backtraces, ddprun's stacks of hung workers, gdb's `bt` and the
+# sanitizers' reports read; a debugger's view of locals and types needs -g. The rest of -g was
+# a quarter of each file's compile time at -O2 (the launcher's supervisor: 16.4 s, 11.8 s with
+# -g1) and 65 s of a 7.5-minute fresh build of the demo (bench/RESULTS.md).
+option(DDPRUN_FULL_DEBUG_INFO "Full debug information (-g) instead of line tables (-g1)" OFF)
+if(NOT DDPRUN_FULL_DEBUG_INFO)
+  foreach(lang C CXX)
+    foreach(config DEBUG RELWITHDEBINFO)
+      string(REGEX REPLACE "(^| )-g($| )" "\\1-g1\\2" CMAKE_${lang}_FLAGS_${config}
+             "${CMAKE_${lang}_FLAGS_${config}}")
+    endforeach()
+  endforeach()
+endif()
 
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)
