@@ -196,9 +196,9 @@ class _BackwardEnds:
     all-reduces), each finished once its wait() returns in a callback that torch's autograd
     engine runs when that backward pass ends, on the thread that ran it. DDP waits for the same
     works there (its own callback, queued after the last bucket's); waiting first changes
-    nothing but which of the two waits returns last. No thread is woken for a bucket: a wake-up
-    of _Completions' thread, and the GIL handed to it and back, cost a bucket 20-40 us
-    (bench/python_hook_cost.py), more than the rest of its count."""
+    nothing but which of the two waits returns last. No thread is woken for a bucket: waking
+    _Completions' thread, and handing it the GIL and back, cost a bucket about 25 us more than
+    this (bench/python_hook_cost.py: +49.5 us a one-bucket step against +25.0 us)."""
 
     engine = None  # torch's autograd engine, once torch is imported
     works = []  # started in the running backward pass, not yet waited for: a callback queued
