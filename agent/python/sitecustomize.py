@@ -490,8 +490,7 @@ def _count_ddp_buckets(ddp_module):
     def counting_init(self, *args, **kwargs):
         if kwargs.get("device_mesh") is not None:  # torch 2.x: DDP takes its group from it
             return initialize(self, *args, **kwargs)
-        given = args[position] if len(args) > position else kwargs.get("process_group")
-        group = given
+        group = args[position] if len(args) > position else kwargs.get("process_group")
         if group is None:
             c10d = _sys.modules["torch.distributed.distributed_c10d"]
             group = c10d._get_default_group() if c10d.is_initialized() else None
@@ -499,20 +498,17 @@ def _count_ddp_buckets(ddp_module):
         if counting is None:
             return initialize(self, *args, **kwargs)
         if len(args) > position:
-            args = args[:position] + (counting,) + args[position + 1:]
+            counted_args = args[:position] + (counting,) + args[position + 1:]
+            counted_kwargs = kwargs
         else:
-            kwargs = dict(kwargs, process_group=counting)
+            counted_args, counted_kwargs = args, dict(kwargs, process_group=counting)
         try:
-            return initialize(self, *args, **kwargs)
+            return initialize(self, *counted_args, **counted_kwargs)
         except Exception:
             # Not over a counting group (a torch whose DDP wants more of its group than this
             # passes on): this DDP, and every later one, over its own group, as if never
             # wrapped. An error of the program's own comes again from the second build.
             _CountingGroups.failed = True
-            if len(args) > position:
-                args = args[:position] + (given,) + args[position + 1:]
-            else:
-                kwargs["process_group"] = given
             return initialize(self, *args, **kwargs)
 
     ddp.__init__ = counting_init
