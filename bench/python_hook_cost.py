@@ -2,8 +2,10 @@
 --straggler_ratio) costs each collective of an unmodified PyTorch script, against a 2-rank gloo
 all-reduce of 1 MiB. bench/workers/hook_cost_probe.py measures inside one job: the c10d
 wrapper's own cost; a DDP step whose one bucket the hook counts (through its counting group)
-against one it leaves uncounted, both in the same process, in turn; and the count of a DDP
-forward, what the hook does instead where it cannot count buckets (a group not gloo's). It
+against one it leaves uncounted and one whose bucket only passes through the counting group,
+all in the same process, in turn: with rank 0 stepping alone (the headline: a rank with cores
+of its own) and with both ranks stepping at once on this machine's cores; and the count of a
+DDP forward, what the hook does instead where it cannot count buckets (a group not gloo's). It
 runs under ddprun with the hook and under torchrun (no hook: its all-reduce is the anchor), in
 interleaved runs; medians, with the spread.
 
@@ -57,21 +59,29 @@ def main():
     ours = results["ddprun"]
     wrapper = [r["wrapper_us"] for r in ours]
     ddp_own = [r["ddp_us"] for r in ours]
-    uncounted = [r["ddp_uncounted_us"] for r in ours]
-    counting = [r["ddp_counted_us"] - r["ddp_uncounted_us"] for r in ours]
     print(f"hook      c10d wrapper per call:        median {median(wrapper):8.3f} us   "
           f"{spread(wrapper)}")
     print(f"hook      DDP forward counted (no bucket count): median {median(ddp_own):8.3f} us   "
           f"{spread(ddp_own)}")
-    print(f"hook      DDP step, uncounted:          median {median(uncounted):8.1f} us   "
-          f"{spread(uncounted)}")
-    print(f"hook      DDP step, its 1 bucket counted: {median(counting):+8.1f} us   "
-          f"{spread(counting)}")
+    bucket = {}
+    for phase, label in (("ddp_alone", "rank 0 stepping alone"),
+                         ("ddp_both", "both ranks stepping")):
+        uncounted = [r[phase]["uncounted"] for r in ours]
+        counted = [r[phase]["counted"] - r[phase]["uncounted"] for r in ours]
+        passed = [r[phase]["passed"] - r[phase]["uncounted"] for r in ours]
+        bucket[phase] = median(counted)
+        print(f"hook      DDP step, {label}: uncounted median {median(uncounted):.1f} us "
+              f"{spread(uncounted)}")
+        print(f"hook        its 1 bucket counted:      {median(counted):+8.1f} us   "
+              f"{spread(counted)}")
+        print(f"hook        of that, passing the call through Python uncounted: "
+              f"{median(passed):+.1f} us   {spread(passed)}")
     anchor = median([r["allreduce_us"] for r in results["torchrun"]])
     print(f"ratio     of torchrun's 1 MiB all_reduce: c10d wrapper "
           f"{100 * median(wrapper) / anchor:.2f}%, a DDP bucket counted "
-          f"{100 * median(counting) / anchor:+.2f}% (target < 1%); a forward counted where "
-          f"buckets are not, {100 * median(ddp_own) / anchor:.2f}%")
+          f"{100 * bucket['ddp_alone'] / anchor:+.2f}% (target < 1%; both ranks stepping "
+          f"{100 * bucket['ddp_both'] / anchor:+.2f}%); a forward counted where buckets are "
+          f"not, {100 * median(ddp_own) / anchor:.2f}%")
 
 
 if __name__ == "__main__":

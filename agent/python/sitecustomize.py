@@ -90,21 +90,26 @@ class _Progress:
         if page is None:
             return
         with cls.lock:
-            if cls.open_collectives == 0:
-                cls.open_since_ns = _monotonic_ns()
-            cls.open_collectives += 1
-            page[1] += 1  # ISSUED
+            cls.issued_locked(page)
 
     @classmethod
-    def completed(cls):
+    def issued_locked(cls, page):
+        """issued, for a caller that holds the lock and has the page."""
+        if cls.open_collectives == 0:
+            cls.open_since_ns = _monotonic_ns()
+        cls.open_collectives += 1
+        page[1] += 1  # ISSUED
+
+    @classmethod
+    def completed(cls, count=1):
         page = cls.page
-        if page is None:
+        if page is None or count == 0:
             return
         with cls.lock:
-            cls.open_collectives -= 1
+            cls.open_collectives -= count
             if cls.open_collectives == 0:
                 page[4] += _monotonic_ns() - cls.open_since_ns  # WAIT_NS
-            page[2] += 1  # COMPLETED
+            page[2] += count  # COMPLETED
 
     @classmethod
     def ddp_forward(cls):
@@ -193,43 +198,46 @@ class _Completions:
 
 class _BackwardEnds:
     """The collectives a counting group starts inside a backward pass (DDP's bucket
-    all-reduces), each finished once its wait() returns in a callback that torch's autograd
+    all-reduces), all finished once their waits return, in a callback that torch's autograd
     engine runs when that backward pass ends, on the thread that ran it. DDP waits for the same
     works there (its own callback, queued after the last bucket's); waiting first changes
-    nothing but which of the two waits returns last. No thread is woken for a bucket: waking
-    _Completions' thread, and handing it the GIL and back, cost a bucket about 25 us more than
-    this (bench/python_hook_cost.py: +49.5 us a one-bucket step against +25.0 us)."""
+    nothing but which of the two waits returns last.
+
+    Whatever runs for a bucket lies on the backward pass's path, so this does as little as it
+    can: a bucket takes one lock, no thread is woken, and the waits and the finished count come
+    once a pass (bench/python_hook_cost.py measures it). Waking _Completions' thread for each
+    bucket, and handing it the GIL and back, cost a bucket about 25 us more."""
 
     engine = None  # torch's autograd engine, once torch is imported
     works = []  # started in the running backward pass, not yet waited for: a callback queued
 
     @classmethod
-    def hold(cls, work):
-        """Takes `work` to wait for when the running backward pass ends; False, and nothing
-        taken, outside a backward pass."""
-        with _Progress.lock:
-            if not cls.works:
-                try:
-                    cls.engine.queue_callback(cls.finish)
-                except Exception:  # no backward pass running here (or no engine)
-                    return False
-            cls.works.append(work)
+    def take_locked(cls, work):
+        """Takes `work`, started in the running backward pass, to wait for when that pass ends;
+        False, and nothing taken, outside a backward pass. The caller holds _Progress.lock."""
+        if not cls.works:
+            try:
+                cls.engine.queue_callback(cls.finish)
+            except Exception:  # no backward pass running here (or no engine)
+                return False
+        cls.works.append(work)
         return True
 
     @classmethod
     def finish(cls):
-        """Waits for the works taken, and counts each finished. The engine runs it at the
+        """Waits for the works taken, and counts them finished. The engine runs it at the
         backward pass's end; a DDP forward runs it where a backward pass ended in an exception
         (the engine then drops its callbacks), so that no later pass finds a callback taken
         for it that will never run."""
         with _Progress.lock:
-            works, cls.works = cls.works, []
+            works = cls.works[:]
+            cls.works.clear()
         for work in works:
             try:
                 work.wait()  # torch releases the GIL while it waits
             except BaseException:
                 pass  # failed: finished all the same; DDP raises it in its own wait
-            _Progress.completed()
+        _Progress.completed(len(works))
 
 
 try:
@@ -263,11 +271,10 @@ class _Nesting:
         return getattr(cls.inside, "depth", 0)
 
 
-def _run_counted(collective, args, kwargs, in_backward=False):
+def _run_counted(collective, args, kwargs):
     """Calls `collective`, counted as one collective: issued now, finished when it returns, or,
-    when it returns a Work (async_op=True, or a process group's own method), when that work's
-    wait returns: waited for when the running backward pass ends where `in_backward` and there
-    is one (_BackwardEnds), else on _Completions' thread."""
+    when it returns a Work (async_op=True), when that work's wait returns on _Completions'
+    thread."""
     if _Nesting.depth() or _Progress.mapped_page() is None:
         return collective(*args, **kwargs)
     _Progress.issued()
@@ -276,14 +283,33 @@ def _run_counted(collective, args, kwargs, in_backward=False):
     try:
         work = collective(*args, **kwargs)
         if work is not None and hasattr(work, "wait"):
-            if not (in_backward and _BackwardEnds.hold(work)):
-                _Completions.watch(work)
+            _Completions.watch(work)
             finished_here = False
         return work
     finally:
         _Nesting.inside.depth = 0
         if finished_here:
             _Progress.completed()
+
+
+def _run_in_group(collective, args, kwargs):
+    """Calls a counting group's `collective` (a gloo group's method: it queues its work and
+    returns it), then counts it issued, and finished when the work's wait returns: at the end of
+    the running backward pass (_BackwardEnds: DDP's buckets), or on _Completions' thread outside
+    one. Called by a c10d function that counts it already, it only passes the call on. The
+    count comes after the call, so that a bucket's all-reduce is queued as early as torch's call
+    into Python allows."""
+    page = _Progress.page
+    if page is None or getattr(_Nesting.inside, "depth", 0):
+        return collective(*args, **kwargs)
+    work = collective(*args, **kwargs)
+    with _Progress.lock:
+        if _BackwardEnds.take_locked(work):
+            _Progress.issued_locked(page)
+            return work
+    _Progress.issued()
+    _Completions.watch(work)
+    return work
 
 
 def _count_collectives(distributed):
@@ -433,8 +459,7 @@ class _CountingGroups:
 
         def counted(name):
             def method(self, *args, **kwargs):
-                return _run_counted(getattr(self._ddprun_inner, name), args, kwargs,
-                                    in_backward=True)
+                return _run_in_group(getattr(self._ddprun_inner, name), args, kwargs)
             return method
 
         for name in dir(ProcessGroup):

@@ -11,14 +11,20 @@ one JSON line:
   ddp_us           the hook's own cost per DDP forward where it cannot count DDP's buckets (a
                    group not gloo's): the forward's count and the step's close, less a call that
                    does nothing (0 without the hook)
-  ddp_uncounted_us median DDP step (forward, backward, 1 MiB of gradients in one bucket) of a
-                   model built over its own group, as if the hook were off, over a group of the
-                   rank alone (the step's own cost, without the wait for the other rank)
-  ddp_counted_us   the same for a model built over the hook's counting group (without the
-                   hook, the same model again): one bucket's all-reduce counted, through torch's
-                   C++-to-Python call, the count and the wait on the hook's thread; the
-                   difference is what counting a bucket costs
-Both models step in turn in the same process, so the machine's noise falls on both.
+  ddp_alone        median DDP step (forward, backward, 1 MiB of gradients in one bucket) of
+                   three models over a group of the rank alone, rank 0 stepping while rank 1
+                   waits in a barrier (a rank with cores of its own; the other rank's pace on a
+                   shared machine is noise):
+                     uncounted  built over its own group, as if the hook were off
+                     passed     built over the hook's counting group with its collectives
+                                passed on uncounted: torch's C++-to-Python call alone, which
+                                any Python-level count of a bucket pays
+                     counted    built over the hook's counting group, as a script's model is:
+                                the bucket's all-reduce counted, and waited for at the end of
+                                the backward pass
+                   (without the hook, all three are the same model)
+  ddp_both         the same, both ranks stepping at once on this machine's cores
+The models step in turn in the same process, so the machine's noise falls on each.
 """
 import json
 import statistics
@@ -94,23 +100,60 @@ def ddp_cost_us(hook):
     return max(0.0, median_us(wrapped) - median_us(bare))
 
 
-def ddp_models(group):
-    """Two identical models of 262,144 parameters (1 MiB of gradients, one bucket) over
-    `group`: one built by DDP's own initializer (the hook's wraps it) and left uncounted, one
-    built as the script would build it, whose bucket the hook counts (the same without the
-    hook)."""
+def passing_group(hook, group):
+    """The hook's counting group around `group`, with its collectives passed on uncounted;
+    `group` itself without the hook."""
+    counting = hook._CountingGroups.around(group) if hook is not None else None
+    if counting is None:
+        return group
+
+    class PassingOn(type(counting)):
+        pass
+    for name in hook._GROUP_COLLECTIVES:
+        if hasattr(PassingOn, name):
+            setattr(PassingOn, name, lambda self, *args, name=name, **kwargs:
+                    getattr(self._ddprun_inner, name)(*args, **kwargs))
+    return PassingOn(group)
+
+
+def ddp_models(hook, group):
+    """Three identical models of 262,144 parameters (1 MiB of gradients, one bucket) over
+    `group`: uncounted (built by DDP's own initializer, which the hook's wraps), passed (the same
+    over a counting group that passes its collectives on uncounted), and counted (built as the
+    script would build it)."""
     models = {}
-    for kind in ("uncounted", "counted"):
+    for kind in ("uncounted", "passed", "counted"):
         torch.manual_seed(0)
         initialize = DistributedDataParallel.__init__
-        if kind == "uncounted":
+        model_group = group
+        if kind != "counted":
             initialize = getattr(initialize, "__wrapped__", initialize)
+        if kind == "passed":
+            model_group = passing_group(hook, group)
         model = DistributedDataParallel.__new__(DistributedDataParallel)
         initialize(model, torch.nn.Linear(512, 512, bias=False), bucket_cap_mb=25,
-                   process_group=group)
-        model._ddprun_uncounted = kind == "uncounted"
+                   process_group=model_group)
+        model._ddprun_uncounted = kind != "counted"
         models[kind] = model
     return models
+
+
+def step_times_us(models, inputs, stepping):
+    """The median step of each model, where `stepping`; one step of each in turn, timed one by
+    one (the medians of many single steps hold against the noise that batches of steps pick
+    up), the order rotated each round so that each model follows each other as often."""
+    times = {kind: [] for kind in models}
+    order = list(models.items())
+    dist.barrier()
+    if stepping:
+        for i in range(DDP_STEPS):
+            for kind, model in order[i % len(order):] + order[:i % len(order)]:
+                start = time.perf_counter()
+                model(inputs).sum().backward()
+                times[kind].append(time.perf_counter() - start)
+    dist.barrier()
+    return {kind: round(median_us(samples), 1) if samples else None
+            for kind, samples in times.items()}
 
 
 def main():
@@ -125,26 +168,15 @@ def main():
     for _ in range(ROUNDS):
         allreduce.append(per_call(lambda: dist.all_reduce(tensor), 20))
     # Each rank's DDP models over a group of its own: what a step costs it, the hook's work
-    # included, without waiting for the other rank (whose pace, on a shared machine, is noise).
+    # included, without waiting for the other rank.
     own_groups = [dist.new_group([r]) for r in range(dist.get_world_size())]
-    models = ddp_models(own_groups[dist.get_rank()])
+    models = ddp_models(hook, own_groups[dist.get_rank()])
     inputs = torch.randn(8, 512)
-    times = {kind: [] for kind in models}
-
-    def step(model):
-        model(inputs).sum().backward()
     for model in models.values():
         for _ in range(5):
-            step(model)
-    # One step of each in turn, timed one by one: the medians of many single steps hold against
-    # the noise that whole batches of steps pick up.
-    dist.barrier()
-    order = list(models.items())
-    for i in range(DDP_STEPS):
-        for kind, model in (order if i % 2 else order[::-1]):  # each first half the time
-            start = time.perf_counter()
-            step(model)
-            times[kind].append(time.perf_counter() - start)
+            model(inputs).sum().backward()
+    ddp_both = step_times_us(models, inputs, stepping=True)
+    ddp_alone = step_times_us(models, inputs, stepping=dist.get_rank() == 0)
     result = {
         "hook": hook is not None,
         "buckets_counted": getattr(models["counted"].process_group, "_ddprun_inner",
@@ -152,8 +184,8 @@ def main():
         "allreduce_us": round(median_us(allreduce), 1),
         "wrapper_us": round(wrapper_cost_us(hook), 3),
         "ddp_us": round(ddp_cost_us(hook), 3),
-        "ddp_uncounted_us": round(median_us(times["uncounted"]), 1),
-        "ddp_counted_us": round(median_us(times["counted"]), 1),
+        "ddp_alone": ddp_alone,
+        "ddp_both": ddp_both,
     }
     if dist.get_rank() == 0:
         print(json.dumps(result), flush=True)
