@@ -304,11 +304,10 @@ def _run_in_group(collective, args, kwargs):
         return collective(*args, **kwargs)
     work = collective(*args, **kwargs)
     with _Progress.lock:
-        if _BackwardEnds.take_locked(work):
-            _Progress.issued_locked(page)
-            return work
-    _Progress.issued()
-    _Completions.watch(work)
+        _Progress.issued_locked(page)
+        in_pass = _BackwardEnds.take_locked(work)
+    if not in_pass:
+        _Completions.watch(work)
     return work
 
 
