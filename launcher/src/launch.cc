@@ -285,9 +285,12 @@ RunOutcome Supervise(boost::asio::io_context& io, SupervisorOptions options) {
 }
 
 // A failed run keeps its error files, and says where, under the failure report that points at
-// them; so does a run that hung, even if a restart then succeeded: its stacks are there.
+// them; so does a run that hung, even if a restart then succeeded: its stacks are there. A
+// directory that nothing was written to is removed all the same: there is nothing to point at.
 void KeepLogsOf(const RunOutcome& outcome, RunLogs& logs) {
   if (!logs.temporary) return;
+  std::error_code unreadable;  // then kept, as it may hold something
+  if (std::filesystem::is_empty(logs.dir, unreadable) && !unreadable) return;
   if (outcome.found_hang) {
     logs.temporary->Keep();
     std::fprintf(stderr, "ddprun: the hang's stacks are kept in %s\n", logs.dir.c_str());

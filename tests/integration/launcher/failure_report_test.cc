@@ -38,28 +38,34 @@ TEST_CASE("ddprun exits 0 only when every worker did") {
 }
 
 TEST_CASE(
-    "a failed run without --log_dir says where it keeps its logs, and a run that succeeds keeps "
-    "none") {
+    "a failed run without --log_dir keeps the error files it wrote and says where, and a run "
+    "that succeeds or fails having written nothing keeps nothing") {
   ScratchDir tmp;
-  auto failed = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "exit", "1", "3"}),
+  auto failed = Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "error-file", "1"}),
                     {{"TMPDIR", tmp.path()}});
-  CHECK(failed.code() == 3);
+  CHECK(failed.code() == 1);
   const std::string said = "ddprun: logs kept in " + tmp.path() + "/ddprun_";
   REQUIRE(Count(failed.err, said) == 1);
   // The line comes after the report, and names the folder that holds the error files.
   CHECK(failed.err.find(said) > failed.err.rfind(" FAILED"));
   const size_t at = failed.err.find(said) + std::string("ddprun: logs kept in ").size();
   const std::string kept = failed.err.substr(at, failed.err.find(' ', at) - at);
-  CHECK(std::filesystem::is_directory(kept));
+  CHECK(std::filesystem::is_regular_file(kept + "/attempt_0.1.error.json"));
 
   auto succeeded =
       Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "exit", "0", "0"}),
           {{"TMPDIR", tmp.path()}});
   CHECK(succeeded.code() == 0);
   CHECK(Count(succeeded.err, "logs kept") == 0);
+  auto failed_silently =
+      Run(Ddprun({"--standalone", "--nproc_per_node=2", kTestWorker, "exit", "1", "3"}),
+          {{"TMPDIR", tmp.path()}});
+  CHECK(failed_silently.code() == 3);
+  CHECK(Count(failed_silently.err, " FAILED") == 1);
+  CHECK(Count(failed_silently.err, "logs kept") == 0);
   size_t folders = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tmp.path())) {
     ++folders;
   }
-  CHECK(folders == 1);  // the failed run's only
+  CHECK(folders == 1);  // the first failed run's only
 }
