@@ -77,12 +77,29 @@ if(DDPRUN_FUZZ)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link;-O1>")
 endif()
 
+# lld, where installed, links every program: a test binary that links gRPC statically takes 1-2 s
+# instead of GNU ld's 3-6 s, and `./run.sh test` links some fifty of them in three builds. C and
+# C++ link lines only (nvcc takes no such flag).
+option(DDPRUN_USE_LLD "Link with lld when the compiler can" ON)
+if(DDPRUN_USE_LLD)
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX -fuse-ld=lld DDPRUN_HAVE_LLD)
+  if(DDPRUN_HAVE_LLD)
+    add_link_options("$<$<LINK_LANGUAGE:C,CXX>:-fuse-ld=lld>")
+  endif()
+endif()
+
 # ddprun_fast_start: for the executables whose start-up is a headline figure (ddprun, ddprund).
 # libstdc++ and libgcc linked in, so that the dynamic loader binds only libc's symbols. Not under a
 # sanitizer, whose runtime must see the C++ allocator of a shared libstdc++.
 add_library(ddprun_fast_start INTERFACE)
 if(NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_link_options(ddprun_fast_start INTERFACE -static-libstdc++ -static-libgcc)
+  # GNU ld lays them out: the same objects linked by lld 14 take 260 page faults to print
+  # `ddprun --version` instead of 185, 7.6-9.1 ms instead of 5.9-6.1 (perf stat -r 40).
+  if(DDPRUN_HAVE_LLD)
+    target_link_options(ddprun_fast_start INTERFACE -fuse-ld=bfd)
+  endif()
 endif()
 
 # ddprun_fixed_address: the launcher is linked at a fixed address (not position-independent), as

@@ -3,6 +3,8 @@
 // working directory, streams and terminals, process group, parent-death signal, cgroup, limits,
 // descriptors), restarts fork again from the one interpreter, random state differs as in fresh
 // processes, and a preload that cannot serve leaves normal starts with one warning line.
+// [sanitizers]: these run under AddressSanitizer too, as they drive ddprun's own code for warm
+// workers (agent/src/python_preload.cc); tests/CMakeLists.txt says why the others do not.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
@@ -49,7 +51,8 @@ std::vector<std::string> MarkerPids(const std::string& file) { return Lines(Read
 
 }  // namespace
 
-TEST_CASE("a worker forked by --python_preload sees what a worker started by exec sees") {
+TEST_CASE("a worker forked by --python_preload sees what a worker started by exec sees",
+          "[sanitizers]") {
   if (!HavePytorch()) return;
   struct Variant {
     const char* name;
@@ -94,7 +97,8 @@ TEST_CASE("a worker forked by --python_preload sees what a worker started by exe
 }
 
 TEST_CASE(
-    "a forked worker at a terminal has it as its controlling terminal, and reads rank 0's input") {
+    "a forked worker at a terminal has it as its controlling terminal, and reads rank 0's input",
+    "[sanitizers]") {
   if (!HavePytorch()) return;
   auto prefix = PytorchEnvPrefix();
   prefix.push_back("PYTHONPATH=" + kPreloadScripts);
@@ -132,7 +136,8 @@ TEST_CASE(
   CHECK(Count(reader.screen(), "[rank0]: read: typed by the user") == 1);
 }
 
-TEST_CASE("every restart forks from the one interpreter, with fresh random state, none left") {
+TEST_CASE("every restart forks from the one interpreter, with fresh random state, none left",
+          "[sanitizers]") {
   if (!HavePytorch()) return;
   ScratchDir dir;
   const std::string marker = dir / "imported_by";
@@ -156,8 +161,8 @@ TEST_CASE("every restart forks from the one interpreter, with fresh random state
   CHECK(WaitForProcessGone(std::stoi(interpreters[0]), 10s));
 }
 
-TEST_CASE(
-    "a preloading interpreter that died is replaced, the attempt meanwhile starting by exec") {
+TEST_CASE("a preloading interpreter that died is replaced, the attempt meanwhile starting by exec",
+          "[sanitizers]") {
   if (!HavePytorch()) return;
   ScratchDir dir;
   const std::string marker = dir / "imported_by";
@@ -181,7 +186,8 @@ TEST_CASE(
   CHECK(WaitForProcessGone(std::stoi(interpreters[1]), 10s));
 }
 
-TEST_CASE("a preload that cannot serve leaves normal starts, with one warning line") {
+TEST_CASE("a preload that cannot serve leaves normal starts, with one warning line",
+          "[sanitizers]") {
   if (!HavePytorch()) return;
   struct Case {
     const char* modules;
@@ -208,7 +214,8 @@ TEST_CASE("a preload that cannot serve leaves normal starts, with one warning li
 
 TEST_CASE(
     "a program that is not Python runs as it was with --python_preload, and a bad name is "
-    "refused") {
+    "refused",
+    "[sanitizers]") {
   auto not_python = Run(Ddprun({"--python_preload=torch", "/bin/true"}));
   CHECK(not_python.code() == 0);
   CHECK(not_python.err.empty());
