@@ -45,6 +45,8 @@ double Stretch() {
   return factor;
 }
 
+bool UnderSanitizer() { return BuildFactor() > 1; }
+
 std::string QuickRendezvousFlag(double join_timeout_s) {
   const double stretch = Stretch();
   return "--rdzv_conf=last_call_timeout=" + Seconds(0.3 * stretch) +

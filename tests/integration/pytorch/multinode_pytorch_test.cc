@@ -28,7 +28,7 @@ std::string Outputs(const std::vector<std::unique_ptr<ChildProcess>>& agents) {
 }  // namespace
 
 TEST_CASE("two ddprun nodes of two workers run a PyTorch DDP job as one world of four",
-          "[ddprun]") {
+          "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   Daemon daemon;
   std::vector<std::unique_ptr<ChildProcess>> agents;
@@ -66,7 +66,7 @@ TEST_CASE("a PyTorch worker failing on one node restarts both, with one job-wide
 }
 
 TEST_CASE("two nodes in their own network namespaces run a PyTorch DDP job as one world of four",
-          "[ddprun]") {
+          "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   auto network = NetworkOrSkip(2);
   if (!network) return;
@@ -78,7 +78,8 @@ TEST_CASE("two nodes in their own network namespaces run a PyTorch DDP job as on
   CHECK(Count(Outputs(agents), "[rank0]: trained world=4 epochs=1 ") == 1);
 }
 
-TEST_CASE("a PyTorch DDP script trains across three hosts' daemons from one command", "[ddprun]") {
+TEST_CASE("a PyTorch DDP script trains across three hosts' daemons from one command",
+          "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   auto network = NetworkOrSkip(3);
   if (!network) return;

@@ -63,7 +63,7 @@ TEST_CASE("with --no_python the program is executed as given: the interpreter an
 }
 
 TEST_CASE("with --nproc_per_node=auto and no GPU, a script runs once per CPU it may use",
-          "[ddprun]") {
+          "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   // Two of the CPUs this test may use (one where there is only one): the test's size is bounded.
   cpu_set_t allowed;
@@ -120,7 +120,8 @@ TEST_CASE("an exception under @record is in the failure report, and ddprun exits
   CHECK(exits.code() == 3);
 }
 
-TEST_CASE("twenty jobs started at once on one host each get their own MASTER_PORT", "[ddprun]") {
+TEST_CASE("twenty jobs started at once on one host each get their own MASTER_PORT",
+          "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   // One worker a job: its rank 0 binds MASTER_PORT for PyTorch's TCPStore, which is what the
   // reservation must allow, and twenty interpreters importing torch at once load the cores
@@ -147,7 +148,7 @@ TEST_CASE("twenty jobs started at once on one host each get their own MASTER_POR
 }
 
 TEST_CASE("a restarted round forms its PyTorch group again while the old connections linger",
-          "[ddprun]") {
+          "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   // The first attempt opened the TCPStore's connections and closed them: they sit in TIME_WAIT
   // when the second attempt's rank 0 binds MASTER_PORT again.
