@@ -8,13 +8,14 @@
 #include "ddprun/base/version.h"
 #include "ddprun/rendezvous/store_client.h"
 #include "support/child_process.h"
+#include "support/test_paths.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
 
 namespace {
 
-const std::string kDdprund = DDPRUND_BINARY;
+const std::string kDdprund = paths::kDdprund;
 
 // Starts the daemon and waits for its "listening" line; returns the port (0 on failure).
 int StartDaemon(ChildProcess& daemon) {

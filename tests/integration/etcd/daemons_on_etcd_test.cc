@@ -13,13 +13,14 @@
 #include "support/child_process.h"
 #include "support/etcd_cluster.h"
 #include "support/skip.h"
+#include "support/test_paths.h"
 
 namespace ddprun::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kDdprund = DDPRUND_BINARY;
+const std::string kDdprund = ddprun::testing::paths::kDdprund;
 
 std::unique_ptr<StoreClient> ClientOf(const std::string& address, const std::string& job) {
   StoreClientOptions options;

@@ -12,13 +12,14 @@
 
 #include "integration/launcher/launcher_test_support.h"
 #include "support/skip.h"
+#include "support/test_paths.h"
 
 using namespace ddprun::testing;
 
 namespace {
 
-const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
-const std::string kProgressWorker = std::string(TEST_WORKERS_DIR) + "/progress_worker.py";
+const std::string kCollectivesWorker = paths::kCollectivesWorker;
+const std::string kProgressWorker = std::string(paths::kTestWorkersDir) + "/progress_worker.py";
 
 bool HaveGdb() { return !FindOnPath("gdb").empty(); }
 

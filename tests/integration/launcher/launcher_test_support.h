@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/test_paths.h"
 
 namespace ddprun::testing {
 
-inline const std::string kDdprun = DDPRUN_BINARY;
-inline const std::string kTestWorker = TEST_WORKER_BINARY;
-inline const std::string kHelloStore = HELLO_STORE_BINARY;
+inline const std::string kDdprun = paths::kDdprun;
+inline const std::string kTestWorker = paths::kTestWorker;
+inline const std::string kHelloStore = paths::kHelloStore;
 
 // {ddprun, args...}
 inline std::vector<std::string> Ddprun(std::vector<std::string> args) {

@@ -13,12 +13,13 @@
 
 #include "integration/launcher/launcher_test_support.h"
 #include "support/skip.h"
+#include "support/test_paths.h"
 
 using namespace ddprun::testing;
 
 namespace {
 
-const std::string kTrainExample = TRAIN_EXAMPLE_BINARY;
+const std::string kTrainExample = paths::kTrainExample;
 
 // The first of two ports for Slurm's daemons, which bind the ports their configuration names:
 // below the kernel's ephemeral range, which no bind to port 0 is ever given, so no socket can take

@@ -14,11 +14,12 @@
 #include "support/http_client.h"
 #include "support/own_loopback_address.h"
 #include "support/skip.h"
+#include "support/test_paths.h"
 
 namespace ddprun::testing {
 namespace {
 
-const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
+const std::string kCollectivesWorker = ddprun::testing::paths::kCollectivesWorker;
 
 HttpAnswer Scrape(int port, const std::string& path = "/metrics",
                   const std::map<std::string, std::string>& headers = {}) {

@@ -15,11 +15,12 @@
 
 #include "integration/launcher/launcher_test_support.h"
 #include "support/child_process.h"
+#include "support/test_paths.h"
 #include "support/timing_profile.h"
 
 namespace ddprun::testing {
 
-inline const std::string kDdprund = DDPRUND_BINARY;
+inline const std::string kDdprund = paths::kDdprund;
 
 // The daemon, started on a free port (or the given one) and stopped with the test.
 class Daemon {

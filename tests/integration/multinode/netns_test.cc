@@ -6,12 +6,13 @@
 #include <regex>
 
 #include "netns_support.h"
+#include "support/test_paths.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
 
 namespace {
-const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
+const std::string kCollectivesWorker = paths::kCollectivesWorker;
 }  // namespace
 
 TEST_CASE("two nodes in their own network namespaces form one world over their own addresses") {

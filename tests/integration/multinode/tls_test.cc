@@ -5,6 +5,7 @@
 #include "multinode_support.h"
 #include "support/http_client.h"
 #include "support/skip.h"
+#include "support/test_paths.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
@@ -12,7 +13,7 @@ using namespace ddprun::testing;
 namespace {
 
 constexpr const char* kOpenssl = "/usr/bin/openssl";
-const std::string kTrainExample = TRAIN_EXAMPLE_BINARY;
+const std::string kTrainExample = paths::kTrainExample;
 
 // A self-signed certificate for 127.0.0.1 (it is its own CA) in `dir`: cert.pem and key.pem.
 bool MakeCertificate(const ScratchDir& dir) {

@@ -17,10 +17,11 @@
 
 #include "support/child_process.h"
 #include "support/skip.h"
+#include "support/test_paths.h"
 
 namespace ddprun::testing {
 
-inline const std::string kPytorchScripts = PYTORCH_SCRIPTS_DIR;
+inline const std::string kPytorchScripts = paths::kPytorchScripts;
 
 inline bool ImportsTorch(const std::string& python) {
   if (::access(python.c_str(), X_OK) != 0) return false;

@@ -121,7 +121,7 @@ TEST_CASE("an exception under @record is in the failure report, and ddprun exits
 }
 
 TEST_CASE("twenty jobs started at once on one host each get their own MASTER_PORT",
-          "[ddprun][start_agnostic]") {
+          "[ddprun][start_agnostic][alone]") {
   if (!HavePytorch()) return;
   // One worker a job: its rank 0 binds MASTER_PORT for PyTorch's TCPStore, which is what the
   // reservation must allow, and twenty interpreters importing torch at once load the cores

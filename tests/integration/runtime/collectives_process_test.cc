@@ -6,13 +6,14 @@
 #include "ddprun/rendezvous/rendezvous_server.h"
 #include "integration/launcher/launcher_test_support.h"
 #include "integration/multinode/multinode_support.h"
+#include "support/test_paths.h"
 
 using namespace ddprun;
 using namespace ddprun::testing;
 
 namespace {
 
-const std::string kCollectivesWorker = COLLECTIVES_WORKER_BINARY;
+const std::string kCollectivesWorker = paths::kCollectivesWorker;
 
 // The "ok <n> checks <fingerprint>" lines of every rank; empty when any rank failed.
 std::vector<std::string> OkLines(const std::string& output, int world) {

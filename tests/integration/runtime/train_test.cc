@@ -4,12 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "integration/launcher/launcher_test_support.h"
+#include "support/test_paths.h"
 
 using namespace ddprun::testing;
 
 namespace {
 
-const std::string kTrain = TRAIN_EXAMPLE_BINARY;
+const std::string kTrain = paths::kTrainExample;
 
 std::string Fingerprint(const std::string& output) {
   for (const auto& line : RankLines(output, 0)) {
@@ -58,7 +59,7 @@ TEST_CASE("killed with SIGKILL mid-training, restarted and resumed: the same bit
 }
 
 TEST_CASE("the classifier example learns its classes on two ranks") {
-  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", CLASSIFY_EXAMPLE_BINARY,
+  auto result = Run(Ddprun({"--standalone", "--nproc_per_node=2", paths::kClassifyExample,
                             "--epochs", "2", "--samples", "4096", "--hidden", "128"}));
   INFO(result.out << result.err);
   REQUIRE(result.code() == 0);

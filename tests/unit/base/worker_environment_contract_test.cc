@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ddprun/agent/worker_environment.h"
+#include "support/test_paths.h"
 
 using namespace ddprun;
 
@@ -30,7 +31,7 @@ EnvironmentMap EverythingTheAgentSets() {
 }
 
 std::string Documentation() {
-  std::ifstream in(DDPRUN_SOURCE_DIR "/docs/environment.md");
+  std::ifstream in(std::string(ddprun::testing::paths::kSourceDir) + "/docs/environment.md");
   REQUIRE(in.good());
   std::stringstream text;
   text << in.rdbuf();

@@ -11,13 +11,14 @@
 
 #include "ddprun/base/flag_parser.h"
 #include "raw_options.h"
+#include "support/test_paths.h"
 
 using namespace ddprun;
 
 namespace {
 
 std::string ReadReadme() {
-  std::ifstream file(std::string(DDPRUN_SOURCE_DIR) + "/README.md");
+  std::ifstream file(std::string(ddprun::testing::paths::kSourceDir) + "/README.md");
   std::stringstream text;
   text << file.rdbuf();
   REQUIRE(!text.str().empty());

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "support/test_paths.h"
+
 using namespace ddprun;
 using namespace std::chrono_literals;
 
@@ -107,7 +109,7 @@ TEST_CASE(
 
 TEST_CASE("docs/metrics.md has a row for every family the page writes") {
   const std::string page = Page({RunningJob()});
-  std::ifstream file(std::string(DDPRUN_SOURCE_DIR) + "/docs/metrics.md");
+  std::ifstream file(std::string(ddprun::testing::paths::kSourceDir) + "/docs/metrics.md");
   std::stringstream docs;
   docs << file.rdbuf();
   REQUIRE_FALSE(docs.str().empty());
