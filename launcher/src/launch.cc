@@ -288,13 +288,13 @@ RunOutcome Supervise(boost::asio::io_context& io, SupervisorOptions options) {
 // them; so does a run that hung, even if a restart then succeeded: its stacks are there. A
 // directory that nothing was written to is removed all the same: there is nothing to point at.
 void KeepLogsOf(const RunOutcome& outcome, RunLogs& logs) {
-  if (!logs.temporary) return;
+  if (!logs.temporary || (!outcome.found_hang && outcome.status == 0)) return;
   std::error_code unreadable;  // then kept, as it may hold something
   if (std::filesystem::is_empty(logs.dir, unreadable) && !unreadable) return;
   if (outcome.found_hang) {
     logs.temporary->Keep();
     std::fprintf(stderr, "ddprun: the hang's stacks are kept in %s\n", logs.dir.c_str());
-  } else if (outcome.status != 0) {
+  } else {
     logs.temporary->Keep();
     std::fprintf(stderr, "ddprun: logs kept in %s (choose the place with --log_dir)\n",
                  logs.dir.c_str());
