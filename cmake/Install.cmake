@@ -1,5 +1,7 @@
 # What `cmake --install` puts under the prefix (the .deb: under /usr, and /etc):
 #   bin/ddprun, bin/ddprund
+#   libexec/ddprun/ddprun               the network launcher, which bin/ddprun runs from its own
+#                                       folder's ../libexec/ddprun (launcher/src/network_launcher.h)
 #   lib/libddprun_runtime.so.*          the runtime, shared (ddprun::runtime)
 #   include/ddp/*.h, include/ddprun/    its public headers (and the base headers they include)
 #   lib/cmake/ddprun/                   find_package(ddprun) with version checking
@@ -14,6 +16,7 @@ include(CMakePackageConfigHelpers)
 set(DDPRUN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ddprun)
 
 install(TARGETS ddprun ddprund RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ddprun_network RUNTIME DESTINATION libexec/ddprun)
 install(TARGETS ddprun_runtime_shared EXPORT ddprunTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -40,6 +40,8 @@ files=$(dpkg -L ddprun)
   fail "installed ddprun --version says '$(/usr/bin/ddprun --version)', the package $version"
 [ "$(/usr/bin/ddprund --version)" = "ddprund $version" ] ||
   fail "installed ddprund --version says '$(/usr/bin/ddprund --version)', the package $version"
+[ -x /usr/libexec/ddprun/ddprun ] ||
+  fail "the package has no network launcher, /usr/libexec/ddprun/ddprun, which ddprun runs"
 job=$(/usr/bin/ddprun --standalone --nproc_per_node=2 /bin/sh -c 'echo "rank $RANK of $WORLD_SIZE"')
 grep -q "^\[rank1\]: rank 1 of 2$" <<<"$job" || fail "the short job printed: $job"
 grep -q "/libddprun_runtime.so" <<<"$files" || fail "the package has no runtime library"

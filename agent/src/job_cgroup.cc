@@ -2,18 +2,23 @@
 #include "ddprun/agent/job_cgroup.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
+#include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/process_clone.h"
 #include "ddprun/base/timeline.h"
@@ -21,10 +26,31 @@
 namespace ddprun {
 namespace {
 
-// Where the cgroup v2 hierarchy is mounted ("" when it is not), from /proc/self/mountinfo: the
-// mount point is the fifth field, the file system type the first after " - ".
+// The line of `text` that starts with `prefix`, without the prefix; nullopt when none does.
+std::optional<std::string_view> LineAfter(std::string_view text, std::string_view prefix) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    if (line.substr(0, prefix.size()) == prefix) return line.substr(prefix.size());
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+// Where the cgroup v2 hierarchy is mounted ("" when it is not): where systemd mounts it (unified
+// or hybrid), else from /proc/self/mountinfo, where the mount point is the fifth field and the
+// file system type the first after " - ". (The usual places are looked at first, and no stream is
+// used: this is on the way to every launch's first worker.)
 std::string Cgroup2Mount() {
-  std::ifstream mountinfo("/proc/self/mountinfo");
+  for (const char* usual : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    struct statfs file_system {};
+    if (::statfs(usual, &file_system) == 0 && file_system.f_type == CGROUP2_SUPER_MAGIC) {
+      return usual;
+    }
+  }
+  auto text = ReadFileHead("/proc/self/mountinfo", 1 << 20);
+  if (!text.ok()) return "";
+  std::istringstream mountinfo(*text);
   std::string line;
   while (std::getline(mountinfo, line)) {
     const size_t separator = line.find(" - ");
@@ -42,12 +68,9 @@ std::string Cgroup2Mount() {
 
 // This process's cgroup in the v2 hierarchy ("0::/path" in /proc/self/cgroup), or "".
 std::string OwnCgroup() {
-  std::ifstream cgroups("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(cgroups, line)) {
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
-  }
-  return "";
+  auto text = ReadFileHead("/proc/self/cgroup", 64 << 10);
+  if (!text.ok()) return "";
+  return std::string(LineAfter(*text, "0::").value_or(""));
 }
 
 // How long the end of a job waits for the guardian: the 10 s it gives the cgroup to empty, and 2.
@@ -219,7 +242,7 @@ JobCgroup::~JobCgroup() {
   while (::waitid(P_PID, static_cast<id_t>(guardian_->probe_pid), &probe_exit, WEXITED) < 0 &&
          errno == EINTR) {
   }
-  ::close(guardian_pipe_);
+  BeginRemoval();
   // The guardian removes the cgroup (killing what is left first) and exits.
   const pid_t pid = guardian_->pid;
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -244,17 +267,17 @@ JobCgroup::~JobCgroup() {
   timeline::Note("the job's cgroup is removed");
 }
 
+void JobCgroup::BeginRemoval() {
+  if (guardian_pipe_ < 0) return;
+  ::close(guardian_pipe_);
+  guardian_pipe_ = -1;
+}
+
 std::vector<pid_t> JobCgroup::own_children() const {
   return {guardian_->pid, guardian_->probe_pid};
 }
 
-std::vector<pid_t> JobCgroup::Members() const {
-  std::vector<pid_t> members;
-  std::ifstream procs(path_ + "/cgroup.procs");
-  pid_t pid;
-  while (procs >> pid) members.push_back(pid);
-  return members;
-}
+std::vector<pid_t> JobCgroup::Members() const { return ReadPidList(path_ + "/cgroup.procs"); }
 
 Status JobCgroup::KillAll() const {
   const std::string kill_file = path_ + "/cgroup.kill";

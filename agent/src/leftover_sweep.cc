@@ -1,6 +1,7 @@
 // LeftoverSweep; see leftover_sweep.h.
 #include "ddprun/agent/leftover_sweep.h"
 
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,11 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <thread>
 
+#include "ddprun/base/files.h"
 #include "ddprun/base/logging.h"
 #include "ddprun/base/worker_failure.h"
 
@@ -29,9 +29,9 @@ bool Contains(const std::vector<pid_t>& pids, pid_t pid) {
 // Whether `pid` still runs: it exists and is no zombie (one that is not this process's child is
 // its parent's to reap, and ends nothing by being signalled).
 bool Running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return false;
+  auto stat = ReadFileHead("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat.ok()) return false;
+  const std::string& text = *stat;
   const size_t name_end = text.rfind(')');  // the name may hold spaces and parentheses
   return name_end != std::string::npos && name_end + 2 < text.size() && text[name_end + 2] != 'Z';
 }
@@ -77,12 +77,15 @@ Status BecomeChildSubreaper() {
 
 std::vector<pid_t> ChildrenOfThisProcess() {
   std::vector<pid_t> children;
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
-    std::ifstream list(task.path() / "children");
-    pid_t pid;
-    while (list >> pid) children.push_back(pid);
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return children;
+  while (const dirent* task = ::readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    const std::vector<pid_t> of_task =
+        ReadPidList(std::string("/proc/self/task/") + task->d_name + "/children");
+    children.insert(children.end(), of_task.begin(), of_task.end());
   }
+  ::closedir(tasks);
   return children;
 }
 

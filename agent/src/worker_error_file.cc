@@ -1,52 +1,28 @@
-// ParseWorkerErrorFile; see worker_error_file.h. The JSON is read by protobuf's JSON parser into
-// a google.protobuf.Struct (protobuf is linked already), not by a reader of our own.
+// ParseWorkerErrorFile; see worker_error_file.h. The JSON is read by the project's own strict
+// reader (ddprun/base/json_reader.h), so that the launcher links no Protobuf for it.
 #include "worker_error_file.h"
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
+#include "ddprun/base/json_reader.h"
 
 namespace ddprun {
-namespace {
-
-using google::protobuf::Struct;
-using google::protobuf::Value;
-
-// The string at `key` of `object`, or nullptr when absent or not a string.
-const std::string* StringField(const Struct& object, const std::string& key) {
-  auto it = object.fields().find(key);
-  if (it == object.fields().end() || it->second.kind_case() != Value::kStringValue) {
-    return nullptr;
-  }
-  return &it->second.string_value();
-}
-
-// The object at `key` of `object`, or nullptr when absent or not an object.
-const Struct* ObjectField(const Struct& object, const std::string& key) {
-  auto it = object.fields().find(key);
-  if (it == object.fields().end() || it->second.kind_case() != Value::kStructValue) {
-    return nullptr;
-  }
-  return &it->second.struct_value();
-}
-
-}  // namespace
 
 WorkerError ParseWorkerErrorFile(const std::string& text) {
   WorkerError error;
   error.raw = text;
-  Struct document;  // a JSON object; any other document fails to parse
-  if (!google::protobuf::util::JsonStringToMessage(text, &document).ok()) return error;
-  if (const std::string* plain = StringField(document, "message")) {  // {"message": "..."}
+  // Any document but an object (and anything that is not JSON) has no "message": it stays raw.
+  const std::optional<JsonValue> document = ParseJson(text);
+  if (!document) return error;
+  if (const std::string* plain = document->StringAt("message")) {  // {"message": "..."}
     error.message = *plain;
     return error;
   }
-  const Struct* outer = ObjectField(document, "message");
+  const JsonValue* outer = document->ObjectAt("message");
   if (outer == nullptr) return error;
-  const std::string* message = StringField(*outer, "message");
+  const std::string* message = outer->StringAt("message");
   if (message == nullptr) return error;
   error.message = *message;
-  if (const Struct* extra = ObjectField(*outer, "extraInfo")) {
-    if (const std::string* stack = StringField(*extra, "py_callstack")) error.traceback = *stack;
+  if (const JsonValue* extra = outer->ObjectAt("extraInfo")) {
+    if (const std::string* stack = extra->StringAt("py_callstack")) error.traceback = *stack;
   }
   return error;
 }

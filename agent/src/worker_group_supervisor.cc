@@ -615,6 +615,7 @@ struct WorkerGroupSupervisor::Impl {
     progress_timer.cancel();
     if (input_forwarder) input_forwarder->Stop();
     group_stop.Cancel();
+    if (options.run_over) options.run_over();
   }
 };
 

@@ -2,6 +2,7 @@
 #include "ddprun/base/bound_socket.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,6 +42,27 @@ Result<BoundSocket> BoundSocket::Bind(const std::string& host, int port) {
     ::close(fd);
     return ErrnoError("getsockname of the socket bound to " + host + ":" + std::to_string(port),
                       error);
+  }
+  return BoundSocket(fd, ntohs(address.sin_port));
+}
+
+Result<BoundSocket> BoundSocket::Adopt(int fd) {
+  sockaddr_in address{};
+  socklen_t length = sizeof(address);
+  int type = 0;
+  socklen_t type_length = sizeof(type);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+      address.sin_family != AF_INET ||
+      ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_length) != 0 || type != SOCK_STREAM) {
+    return InvalidArgumentError("descriptor " + std::to_string(fd) +
+                                " is not a bound IPv4 TCP socket");
+  }
+  // Blocking, as Bind makes one: the process that bound it may have waited on it with an event
+  // loop, which leaves the shared file description non-blocking.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || flags < 0 ||
+      ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    return ErrnoError("taking over descriptor " + std::to_string(fd), errno);
   }
   return BoundSocket(fd, ntohs(address.sin_port));
 }

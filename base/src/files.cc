@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <variant>
 
+#include "ddprun/base/parsing.h"
+
 namespace ddprun {
 namespace {
 
@@ -128,6 +130,21 @@ Result<std::string> ReadFileHead(const std::string& path, size_t limit) {
   auto text = ReadAtMost(file.get(), limit);
   if (const int* error = std::get_if<int>(&text)) return ErrnoError("reading " + path, *error);
   return std::get<std::string>(std::move(text));
+}
+
+std::vector<pid_t> ReadPidList(const std::string& path) {
+  std::vector<pid_t> pids;
+  auto text = ReadFileHead(path, 4 << 20);
+  if (!text.ok()) return pids;
+  for (size_t at = text->find_first_not_of(" \n"); at != std::string::npos;
+       at = text->find_first_not_of(" \n", at)) {
+    const size_t end = std::min(text->find_first_of(" \n", at), text->size());
+    if (auto pid = ParseInteger<pid_t>(std::string_view(*text).substr(at, end - at), 1)) {
+      pids.push_back(*pid);
+    }
+    at = end;
+  }
+  return pids;
 }
 
 Result<std::string> ReadUserFile(const std::string& what, const std::string& path, size_t limit) {

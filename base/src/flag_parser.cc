@@ -105,7 +105,7 @@ FlagParser::FlagParser(CommandSpec spec) : command_(std::move(spec)) {
     Row row{std::move(flag), {}, {}, {}};
     row.spellings = Spellings(row.spec);
     row.variable = VariableOf(row.spec);
-    row.default_value = DefaultOf(row.spec);
+    if (row.spec.show_default) row.default_value = DefaultOf(row.spec);  // only --help shows it
     for (const std::string& spelling : row.spellings) by_spelling_.emplace(spelling, rows_.size());
     rows_.push_back(std::move(row));
   }

@@ -1,4 +1,4 @@
-// Launch and LauncherMain; see launch.h.
+// Launch; see launch.h.
 #include "launch.h"
 
 #include <signal.h>
@@ -8,9 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 
-#include "command_line.h"
 #include "ddprun/agent/job_cgroup.h"
 #include "ddprun/agent/leftover_sweep.h"
 #include "ddprun/agent/log_line_prefix.h"
@@ -20,15 +18,7 @@
 #include "ddprun/base/parsing.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/timeline.h"
-#include "ddprun/base/version.h"
-#include "ddprun/rendezvous/grpc_logging.h"
-#include "ddprun/rendezvous/rendezvous_server.h"
-#include "job_commands.h"
-#include "metrics_endpoint.h"
 #include "node_setup.h"
-#include "rendezvous_node.h"
-#include "status_command.h"
-#include "submit.h"
 
 namespace ddprun {
 namespace {
@@ -301,26 +291,6 @@ void KeepLogsOf(const RunOutcome& outcome, RunLogs& logs) {
   }
 }
 
-// The other nodes still need a rendezvous this node serves: after this node left (a signal),
-// until the job ends; after the job ended, until every node has heard it (close_timeout at
-// most).
-void ServeTheOtherNodes(const LaunchConfig& config, RendezvousServer* server, bool interrupted) {
-  if (!config.multi_node || server == nullptr) return;
-  if (!server->Idle()) {
-    if (interrupted) {
-      std::fprintf(stderr,
-                   "ddprun: this node left job %s; serving its rendezvous for the other nodes "
-                   "until the job ends (signal again to stop now)\n",
-                   config.run_id.c_str());
-    }
-    ServeUntilIdle(*server,
-                   interrupted ? std::nullopt : std::optional(config.rdzv_settings.close_timeout));
-  }
-  // Over etcd (etcd-v3) the job's keys, record and credential outlive this server unless it
-  // forgets them: its id is free for the next run at once.
-  if (config.rdzv_on_etcd) server->ForgetEndedJobs();
-}
-
 int Failed(const Status& status, int exit_code) {
   std::fprintf(stderr, "ddprun: error: %s\n", status.message().c_str());
   return exit_code;
@@ -328,10 +298,10 @@ int Failed(const Status& status, int exit_code) {
 
 }  // namespace
 
-int Launch(const LaunchConfig& config) {
+int Launch(const LaunchConfig& config, const NodeSetUp& set_up_node) {
   // A closed console must not kill the agent; output errors are ignored instead.
   ::signal(SIGPIPE, SIG_IGN);
-  const Containment containment = ContainTheJob(config);
+  Containment containment = ContainTheJob(config);
   auto logs = OpenRunLogs(config);
   if (!logs.ok()) return Failed(logs.status(), 1);
 
@@ -343,83 +313,39 @@ int Launch(const LaunchConfig& config) {
   timeline::Note("the log directory is ready");
   if (containment.cgroup) options.spawn.cgroup_fd = containment.cgroup->dir_fd();
   SetUpTerminalsAndInput(config, options);
-  options.end_leftovers = [&containment](const std::vector<pid_t>& running_workers) {
-    containment.leftovers->EndAll(running_workers);
-  };
 
-  // Single node: an embedded store and a MASTER_PORT of our own; the node decides restarts.
-  // Multi-node: the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank
-  // 0's.
+  // Single node: a store and a MASTER_PORT of our own; the node decides restarts. Multi-node:
+  // the rendezvous server (maybe hosted here) decides; MASTER_PORT is group rank 0's.
   boost::asio::io_context io;
   JobEnvironment job = JobEnvironmentOf(config);
-  auto set_up =
-      config.multi_node ? SetUpMultiNode(config, io, job) : SetUpSingleNode(config, io, job);
+  auto set_up = set_up_node(config, io, job);
   if (!set_up.ok()) {
     const bool usage = set_up.status().code() == StatusCode::kInvalidArgument && !config.multi_node;
     return Failed(set_up.status(), usage ? kUsageExit : 1);
   }
   NodeSetup node = std::move(set_up).value();
   timeline::Note(config.multi_node ? "joined the rendezvous" : "the store listens");
-  auto metrics = ServeLauncherMetrics(config, node, io);
-  if (!metrics.ok()) return Failed(metrics.status(), 1);
   options.host = node.host;
   options.coordinator = node.coordinator.get();
   options.environment = WorkerEnvironments(CurrentEnvironment(), std::move(job));
+  options.end_leftovers = [&containment, &node](const std::vector<pid_t>& running_workers) {
+    std::vector<pid_t> spared = running_workers;
+    for (pid_t child : node.services->Children()) spared.push_back(child);
+    containment.leftovers->EndAll(spared);
+  };
+  options.run_over = [&node] { node.services->StopWatching(); };
 
   const RunOutcome outcome = Supervise(io, std::move(options));
   timeline::Note("the workers' run is over");
   node.coordinator.reset();  // closes this node's session
   KeepLogsOf(outcome, *logs);
-  ServeTheOtherNodes(config, node.server.get(), outcome.interrupted);
-  metrics->reset();  // it reads the server
-  node.server.reset();
+  node.services->Finish(outcome.interrupted);
   timeline::Note("the store is shut down");
+  // The cgroup's guardian removes it while the temporary directory is removed here.
+  if (containment.cgroup) containment.cgroup->BeginRemoval();
   logs->temporary.reset();
   timeline::Note("the temporary log directory is removed, or kept");
   return outcome.status;
-}
-
-int LauncherMain(int argc, char** argv) {
-  timeline::Begin();
-  RouteGrpcLogsToDebug();
-  // A closed console (`ddprun ... | head`) must not kill ddprun: writes fail instead, and the job,
-  // here or on its hosts, goes on to its end.
-  ::signal(SIGPIPE, SIG_IGN);
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty()) {
-    const std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (args.front() == "status") {
-      // A rendezvous server's rounds, or (without an endpoint) a host daemon's submitted jobs.
-      bool endpoint = std::getenv("PET_RDZV_ENDPOINT") != nullptr;
-      for (const std::string& arg : rest) {
-        endpoint = endpoint || arg.rfind("--rdzv_endpoint", 0) == 0 ||
-                   arg.rfind("--rdzv-endpoint", 0) == 0;
-      }
-      return endpoint ? StatusMain(rest) : HostStatusMain(rest);
-    }
-    if (args.front() == "attach") return AttachMain(rest);
-    if (args.front() == "logs") return LogsMain(rest);
-    if (args.front() == "cancel") return CancelMain(rest);
-  }
-  ParsedCommandLine parsed = ParseCommandLine(args);
-  if (auto* help = std::get_if<HelpRequest>(&parsed)) {
-    std::cout << help->text;
-    return 0;
-  }
-  if (std::holds_alternative<VersionRequest>(parsed)) {
-    std::cout << "ddprun " << DDPRUN_VERSION << "\n";
-    return 0;
-  }
-  if (auto* error = std::get_if<UsageError>(&parsed)) {
-    std::fprintf(stderr, "ddprun: error: %s\n", error->message.c_str());
-    return kUsageExit;
-  }
-  if (auto* submit = std::get_if<SubmitRequest>(&parsed)) return SubmitJob(*submit);
-  timeline::Note("the command line is parsed");
-  const int status = Launch(std::get<LaunchConfig>(parsed));
-  timeline::Note("everything the run made is removed");
-  timeline::Print();
-  return status;
 }
 
 }  // namespace ddprun

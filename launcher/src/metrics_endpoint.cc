@@ -28,10 +28,11 @@ Status AgentLoopAnswers(boost::asio::io_context& io, std::chrono::milliseconds b
 }  // namespace
 
 Result<std::unique_ptr<HttpEndpoint>> ServeLauncherMetrics(const LaunchConfig& config,
-                                                           const NodeSetup& node,
+                                                           RendezvousServer* server,
+                                                           const LocalJobRecord* record,
                                                            boost::asio::io_context& io) {
   if (!config.metrics_port) return std::unique_ptr<HttpEndpoint>();
-  if (node.server == nullptr) {
+  if (server == nullptr) {
     GetLogger("launcher")
         ->info(
             "--metrics_port: this node does not host the job's rendezvous ({}:{}); the node "
@@ -40,8 +41,8 @@ Result<std::unique_ptr<HttpEndpoint>> ServeLauncherMetrics(const LaunchConfig& c
     return std::unique_ptr<HttpEndpoint>();
   }
   MonitoredRendezvous monitored;
-  monitored.server = node.server.get();
-  if (const LocalJobRecord* record = node.record.get()) {
+  monitored.server = server;
+  if (record != nullptr) {
     monitored.local_job = [record] { return record->Snapshot(); };
     monitored.check_local_rounds = [&io](std::chrono::milliseconds bound) {
       return AgentLoopAnswers(io, bound);

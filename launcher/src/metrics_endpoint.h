@@ -7,19 +7,22 @@
 #include <boost/asio/io_context.hpp>
 #include <memory>
 
+#include "ddprun/agent/local_job_record.h"
 #include "ddprun/base/status.h"
 #include "ddprun/monitoring/http_endpoint.h"
+#include "ddprun/rendezvous/rendezvous_server.h"
 #include "launch_config.h"
-#include "node_setup.h"
 
 namespace ddprun {
 
 // Starts serving on 127.0.0.1:--metrics_port (with --token-file, every request must carry the
 // token) and says where on stderr. Null, saying why in the log, on a node that does not host its
-// job's rendezvous (the node that does serves it). UNAVAILABLE when the port cannot be bound.
-// `node` and `io` (the agent's event loop, which /healthz asks on one node) must outlive it.
+// job's rendezvous (`server` null: the node that does serves it). UNAVAILABLE when the port
+// cannot be bound. `server`, `record` (one node's job; may be null) and `io` (the agent's event
+// loop, which /healthz asks on one node) must outlive it.
 Result<std::unique_ptr<HttpEndpoint>> ServeLauncherMetrics(const LaunchConfig& config,
-                                                           const NodeSetup& node,
+                                                           RendezvousServer* server,
+                                                           const LocalJobRecord* record,
                                                            boost::asio::io_context& io);
 
 }  // namespace ddprun

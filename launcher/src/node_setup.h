@@ -1,44 +1,69 @@
-// NodeSetup: what this node's agent runs with, once set up: the rendezvous server embedded here
-// (always for one node; for many, when this host serves the endpoint), MASTER_PORT's
-// reservation, the coordinator that decides rounds and restarts, and the job's store in `job`.
+// NodeSetup: what this node's agent runs with, once set up: MASTER_PORT's reservation, the
+// coordinator that decides rounds and restarts, what serves the job's store or rendezvous from
+// this node, and the job's store in `job`. `ddprun` sets up one node itself (SetUpSingleNode,
+// its store started on demand: on_demand_store.h); the network launcher sets up the rest
+// (network_node_setup.h).
 #pragma once
 
+#include <sys/types.h>
+
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddprun/agent/local_job_record.h"
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/bound_socket.h"
-#include "ddprun/etcd/etcd_rendezvous_store.h"
-#include "ddprun/rendezvous/rendezvous_server.h"
 #include "launch_config.h"
 
 namespace ddprun {
 
+// What serves this node's part of the job over the network: the job's store, a rendezvous
+// hosted here, the operators' endpoint. Ended after the workers' run.
+class NodeServices {
+ public:
+  virtual ~NodeServices() = default;
+  // The run is over (the coordinator is gone): serves what the other nodes still need, then
+  // stops. `interrupted`: a signal ended this node's part.
+  virtual void Finish(bool interrupted) = 0;
+  // The workers' run ended, on the agent's event loop: stops waiting on it.
+  virtual void StopWatching() {}
+  // This process's children that serve the job (not the workers' leftovers).
+  virtual std::vector<pid_t> Children() const { return {}; }
+};
+
 struct NodeSetup {
-  // --rdzv_backend=etcd-v3: where `server` keeps the job (before it: it outlives it).
-  std::unique_ptr<etcd::EtcdRendezvousStore> etcd;
-  std::unique_ptr<RendezvousServer> server;  // embedded here, when it is
-  std::optional<BoundSocket> reserved_port;  // MASTER_PORT, kept bound for the run
   // One node with --metrics_port: the job's state, which its coordinator keeps for the pages.
+  // Declared first: the services' pages read it.
   std::unique_ptr<LocalJobRecord> record;
+  std::unique_ptr<NodeServices> services;    // never null
+  std::optional<BoundSocket> reserved_port;  // MASTER_PORT, kept bound for the run
   std::unique_ptr<RoundCoordinator> coordinator;
   std::string host;  // names this node in reports
 };
 
-// One node: a store on 127.0.0.1 that starts gRPC only when first used, a token, a reserved
-// MASTER_PORT (INVALID_ARGUMENT when it cannot be had: the user should pass --master_port), and
-// restarts decided here. Fills job's store fields.
-Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_context& io,
-                                  JobEnvironment& job);
+// How a launcher sets its node up: INVALID_ARGUMENT for what the user should change (a usage
+// error on one node), another error for what failed. Fills job's store fields.
+using NodeSetUp = std::function<Result<NodeSetup>(
+    const LaunchConfig& config, boost::asio::io_context& io, JobEnvironment& job)>;
 
-// A node of a multi-node job: the rendezvous at --rdzv_endpoint (hosted here when this host
-// serves it and nobody does yet), this node's address, a MASTER_PORT reserved on it, and the
-// session to the server. Fills job's store fields.
-Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_context& io,
-                                 JobEnvironment& job);
+// A single node's store, as SetUpSingleNode hands it to the workers: its address ("host:port"),
+// the token they present, and what serves it.
+struct SingleNodeStore {
+  std::string address;
+  std::string token;
+  std::unique_ptr<NodeServices> services;
+};
+
+// One node: a reserved MASTER_PORT (INVALID_ARGUMENT when it cannot be had: the user should pass
+// --master_port), restarts decided here, the workers given `store`. `record` (may be null):
+// kept up to date by the coordinator.
+Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_context& io,
+                                  JobEnvironment& job, SingleNodeStore store,
+                                  std::unique_ptr<LocalJobRecord> record);
 
 }  // namespace ddprun

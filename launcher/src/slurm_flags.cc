@@ -14,7 +14,7 @@ namespace ddprun {
 // --nproc_per_node is taken: the user asked for one node. Returns the step, its flags those
 // taken; nullopt outside one.
 Result<std::optional<SlurmStep>> ApplySlurmStep(const ParsedFlags& parsed, RawOptions& raw) {
-  ASSIGN_OR_RETURN(auto step, ReadSlurmStep(CurrentEnvironment(), CountGpus()));
+  ASSIGN_OR_RETURN(auto step, ReadSlurmStep(CurrentEnvironment(), CountGpus));
   if (!step) return step;
   const std::map<std::string, std::string*> strings = {{"--nnodes", &raw.nnodes},
                                                        {"--rdzv_endpoint", &raw.rdzv_endpoint},

@@ -84,7 +84,7 @@ std::string SlurmStep::Banner() const {
 }
 
 Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment,
-                                               int visible_gpus) {
+                                               const std::function<int()>& count_visible_gpus) {
   const auto job = First(environment, {"SLURM_JOB_ID", "SLURM_JOBID"});
   const auto step = First(environment, {"SLURM_STEP_ID", "SLURM_STEPID"});
   if (!job || !step) return std::optional<SlurmStep>();
@@ -150,7 +150,7 @@ Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment
              per_node && GpusPerNode(per_node->second).value_or(0) > 0) {
     out.flags.push_back({"--nproc_per_node", std::to_string(*GpusPerNode(per_node->second)),
                          "SLURM_GPUS_PER_NODE=" + per_node->second});
-  } else if (visible_gpus > 0) {
+  } else if (count_visible_gpus() > 0) {
     out.flags.push_back({"--nproc_per_node", "gpu", "the GPUs found on the node"});
   }
   return std::optional<SlurmStep>(std::move(out));

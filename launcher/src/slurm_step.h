@@ -15,6 +15,7 @@
 // possible here). Explicit flags win; a flag that contradicts the step is refused.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,10 +44,12 @@ struct SlurmStep {
   std::string Banner() const;
 };
 
-// The step `environment` describes, or nullopt outside one. `visible_gpus`: the GPUs found on this
-// node. INVALID_ARGUMENT, with what to do, for a step ddprun cannot serve: more than one task on
-// a node (ddprun is one per node and starts the workers itself), or variables that contradict
-// each other.
-Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment, int visible_gpus);
+// The step `environment` describes, or nullopt outside one. `count_visible_gpus`: the GPUs found on
+// this node, called only in a step whose variables do not say (counting reads /dev, which a
+// launch outside Slurm need not). INVALID_ARGUMENT, with what to do, for a step ddprun cannot
+// serve: more than one task on a node (ddprun is one per node and starts the workers itself), or
+// variables that contradict each other.
+Result<std::optional<SlurmStep>> ReadSlurmStep(const EnvironmentMap& environment,
+                                               const std::function<int()>& count_visible_gpus);
 
 }  // namespace ddprun

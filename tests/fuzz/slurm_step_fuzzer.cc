@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (equals != std::string::npos)
       environment[entry.substr(0, equals)] = entry.substr(equals + 1);
   }
-  auto step = ddprun::ReadSlurmStep(environment, /*visible_gpus=*/2);
+  auto step = ddprun::ReadSlurmStep(environment, [] { return 2; });
   if (!step.ok()) {
     ddprun::fuzz::CheckOneLineError(step.status());
     return 0;

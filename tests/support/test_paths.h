@@ -8,6 +8,7 @@
 namespace ddprun::testing::paths {
 
 extern const char* const kDdprun;
+extern const char* const kNetworkLauncher;  // libexec/ddprun/ddprun, which ddprun runs
 extern const char* const kDdprund;
 extern const char* const kTestWorker;
 extern const char* const kCollectivesWorker;

@@ -137,7 +137,8 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
   }
 
   if (options.start_on_first_connection) {
-    auto listener = BoundSocket::Bind(options.bind_host, options.port);
+    auto listener = options.listener_fd >= 0 ? BoundSocket::Adopt(options.listener_fd)
+                                             : BoundSocket::Bind(options.bind_host, options.port);
     if (!listener.ok()) {
       return Status(listener.status().code(),
                     "the rendezvous server: " + listener.status().message());

@@ -30,6 +30,8 @@ EnvironmentMap FourNodeStep(int node_id) {
           {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.250"}};  // the login node: never the endpoint
 }
 
+int NoGpus() { return 0; }
+
 // Sets the variables of `step` for one scope (the command line reads the process's).
 struct ScopedStep {
   explicit ScopedStep(const EnvironmentMap& step) : step_(step) {
@@ -49,16 +51,19 @@ std::string UsageErrorOf(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("outside a Slurm step nothing is derived") {
-  auto step = ReadSlurmStep({{"SLURM_JOB_ID", "5"}}, 0);  // an allocation, not a step
+TEST_CASE("outside a Slurm step nothing is derived, and no GPU is counted") {
+  int counted = 0;
+  auto step = ReadSlurmStep({{"SLURM_JOB_ID", "5"}},  // an allocation, not a step
+                            [&counted] { return ++counted; });
   REQUIRE(step.ok());
   CHECK_FALSE(step->has_value());
+  CHECK(counted == 0);
 }
 
 TEST_CASE("the four nodes of a Slurm step get node ranks 0..3, one endpoint and one run id") {
   for (int node = 0; node < 4; ++node) {
     INFO("node " << node);
-    auto step = ReadSlurmStep(FourNodeStep(node), 0);
+    auto step = ReadSlurmStep(FourNodeStep(node), NoGpus);
     REQUIRE(step.ok());
     REQUIRE(step->has_value());
     const SlurmStep& s = **step;
@@ -95,7 +100,7 @@ namespace {
 
 // The --nproc_per_node a step derives.
 std::optional<std::string> NprocOf(const EnvironmentMap& step, int visible_gpus) {
-  auto read = ReadSlurmStep(step, visible_gpus);
+  auto read = ReadSlurmStep(step, [visible_gpus] { return visible_gpus; });
   REQUIRE(read.ok());
   REQUIRE(read->has_value());
   return (*read)->ValueOf("--nproc_per_node");
@@ -121,21 +126,21 @@ TEST_CASE("GPUs per node come from SLURM_GPUS_ON_NODE, then SLURM_GPUS_PER_NODE,
 TEST_CASE("a step of several tasks a node, or one whose variables disagree, is refused") {
   auto many = FourNodeStep(0);
   many["SLURM_STEP_TASKS_PER_NODE"] = "4(x4)";
-  auto refused = ReadSlurmStep(many, 0);
+  auto refused = ReadSlurmStep(many, NoGpus);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().message().find("runs 4 tasks on a node") != std::string::npos);
   CHECK(refused.status().message().find("srun --ntasks-per-node=1") != std::string::npos);
   auto beyond = FourNodeStep(0);
   beyond["SLURM_NODEID"] = "4";
-  CHECK(ReadSlurmStep(beyond, 0).status().message().find("SLURM_NODEID=4 in a step of 4") !=
+  CHECK(ReadSlurmStep(beyond, NoGpus).status().message().find("SLURM_NODEID=4 in a step of 4") !=
         std::string::npos);
   auto short_list = FourNodeStep(0);
   short_list["SLURM_STEP_NODELIST"] = "gpu[07-09]";
-  CHECK(ReadSlurmStep(short_list, 0).status().message().find("names 3 node(s)") !=
+  CHECK(ReadSlurmStep(short_list, NoGpus).status().message().find("names 3 node(s)") !=
         std::string::npos);
   auto bad_list = FourNodeStep(0);
   bad_list["SLURM_STEP_NODELIST"] = "gpu[07-";
-  CHECK(ReadSlurmStep(bad_list, 0).status().code() == StatusCode::kInvalidArgument);
+  CHECK(ReadSlurmStep(bad_list, NoGpus).status().code() == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("under Slurm, flags win, but ones that contradict the step are usage errors") {
@@ -163,7 +168,7 @@ TEST_CASE("a Slurm id with white space or a control character or a slash is refu
   for (const char* id : {"12 34", "12\n34", "../x"}) {
     EnvironmentMap step = FourNodeStep(0);
     step["SLURM_JOB_ID"] = id;
-    auto read = ReadSlurmStep(step, 0);
+    auto read = ReadSlurmStep(step, NoGpus);
     REQUIRE(!read.ok());
     CHECK(read.status().message().find("is not a Slurm id") != std::string::npos);
     CHECK(read.status().message().find('\n') == std::string::npos);

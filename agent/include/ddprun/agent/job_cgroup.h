@@ -31,6 +31,9 @@ class JobCgroup {
   // Kills what is still in the cgroup and removes it (through the guardian, which this waits
   // for, a few seconds at most).
   ~JobCgroup();
+  // Tells the guardian to act now, without waiting for it: the job is over, and the rest of
+  // ddprun's end runs meanwhile. Members, KillAll and new processes in the cgroup are over too.
+  void BeginRemoval();
   JobCgroup(const JobCgroup&) = delete;
   JobCgroup& operator=(const JobCgroup&) = delete;
 

@@ -87,6 +87,9 @@ struct SupervisorOptions {
   // Ends whatever the workers left running (LeftoverSweep) but `running_workers`: called before
   // each attempt, once an attempt's workers have stopped, and at the end. None: nothing is done.
   std::function<void(const std::vector<pid_t>& running_workers)> end_leftovers;
+  // Called as the run ends, before the event loop's last handlers: whatever else waits on
+  // the loop (an on-demand store's watch) must stop, as Run returns only once nothing does.
+  std::function<void()> run_over;
   // Warm Python workers (python_preload.h): when set, the node's preloading interpreter starts
   // with the supervisor, the first attempt waits for its imports, and every worker whose
   // environment fits is forked by it. Its interpreter, program and modules; the supervisor

@@ -14,6 +14,10 @@ class BoundSocket {
   // Binds host:port ("localhost" or a numeric IPv4 address). INVALID_ARGUMENT for another host
   // name; UNAVAILABLE naming the address and the reason when it cannot be bound.
   static Result<BoundSocket> Bind(const std::string& host, int port);
+  // Takes over `fd`, an IPv4 TCP socket bound elsewhere (inherited from the process that bound
+  // it), making it close-on-exec and blocking. INVALID_ARGUMENT, leaving `fd` open, when it is
+  // not one.
+  static Result<BoundSocket> Adopt(int fd);
 
   BoundSocket(BoundSocket&& other) noexcept;
   BoundSocket& operator=(BoundSocket&& other) noexcept;

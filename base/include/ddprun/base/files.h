@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ddprun/base/status.h"
 
@@ -27,6 +28,11 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode
 
 // At most `limit` bytes from the start of `path`. NOT_FOUND when it does not exist.
 Result<std::string> ReadFileHead(const std::string& path, size_t limit);
+
+// The process ids listed in a file of the kernel's (cgroup.procs, /proc/PID/task/TID/children),
+// separated by white space; empty when it cannot be read. Read without a stream: these are read
+// on the way to a launch's first worker and at its end.
+std::vector<pid_t> ReadPidList(const std::string& path);
 
 // The whole of a file the user names (a token, a host file, a configuration file), which may be
 // anything: at most `limit` bytes. INVALID_ARGUMENT, one line naming `what` and the path, when

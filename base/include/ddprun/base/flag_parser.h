@@ -80,7 +80,7 @@ class FlagParser {
     FlagSpec spec;
     std::vector<std::string> spellings;
     std::string variable;       // empty: none
-    std::string default_value;  // the target's value at construction, for --help
+    std::string default_value;  // with show_default: the target's value at construction
   };
 
   // The row of the flag spelled `name`, or null.

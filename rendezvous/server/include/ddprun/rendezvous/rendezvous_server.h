@@ -53,6 +53,10 @@ struct RendezvousServerOptions {
   // A job whose workers never use the store never pays gRPC's start-up time and memory.
   // Requires a numeric IPv4 bind_host (or "localhost").
   bool start_on_first_connection = false;
+  // With start_on_first_connection: a socket listening already, made by another process
+  // (`ddprun`, whose store this serves: on_demand_store.h), taken over instead of binding one.
+  // -1: none.
+  int listener_fd = -1;
   // More services on the same port (the daemon's job service); they must outlive the server and
   // check the token themselves (call_authentication.h). Not with start_on_first_connection.
   std::vector<grpc::Service*> more_services;

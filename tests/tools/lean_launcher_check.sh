@@ -1,0 +1,14 @@
+#!/bin/sh
+# Usage: lean_launcher_check.sh DDPRUN
+# Fails when the `ddprun` binary DDPRUN holds a symbol of gRPC, Protobuf or OpenSSL: `ddprun`
+# hands what needs them to the network launcher (launcher/src/network_launcher.h), so that no
+# launch pays for their static initializers and pages.
+set -eu
+symbols=$(nm -C "$1")
+found=$(printf '%s\n' "$symbols" | grep -i -E 'grpc|google::protobuf|openssl|ssl_ctx' || true)
+if [ -n "$found" ]; then
+  echo "$1 links $(printf '%s\n' "$found" | wc -l) gRPC, Protobuf or OpenSSL symbols, such as:"
+  printf '%s\n' "$found" | head -5
+  exit 1
+fi
+echo "$1: no gRPC, Protobuf or OpenSSL symbol among $(printf '%s\n' "$symbols" | wc -l)"
