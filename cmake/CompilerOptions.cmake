@@ -102,6 +102,19 @@ if(NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "
   endif()
 endif()
 
+# ddprun_static_program: `ddprun` is linked statically, glibc too: no dynamic loader runs at its
+# start (it mapped libc and libm and bound their symbols: 0.4 ms of a 3.5 ms launch of 4 workers,
+# bench/RESULTS.md, 2026-12-06). Safe because `ddprun` calls no function of glibc's that loads
+# shared libraries at run time (name resolution, users and groups, iconv): what needs them is
+# the network launcher's, and tests/tools/lean_launcher_check.sh checks its symbols. Not under a
+# sanitizer, whose runtime is a shared library.
+option(DDPRUN_STATIC_LAUNCHER "Link ddprun statically (glibc included)" ON)
+add_library(ddprun_static_program INTERFACE)
+if(DDPRUN_STATIC_LAUNCHER AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ
+   AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_link_options(ddprun_static_program INTERFACE -static)
+endif()
+
 # ddprun_fixed_address: the launcher is linked at a fixed address (not position-independent), as
 # Go links its network daemons (etcd, Prometheus). A position-independent ddprun has 43,000
 # relative relocations (gRPC, Protobuf, Abseil and OpenSSL linked in) that the dynamic loader

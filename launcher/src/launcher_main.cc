@@ -30,7 +30,7 @@ Result<NodeSetup> SetUpNodeWithOnDemandStore(const LaunchConfig& config,
                                              boost::asio::io_context& io, JobEnvironment& job) {
   SingleNodeStore store;
   ASSIGN_OR_RETURN(store.token, NewSecretToken("the store token"));
-  ASSIGN_OR_RETURN(auto served, OnDemandStore::Listen(io, NetworkLauncherPath(), store.token));
+  ASSIGN_OR_RETURN(auto served, OnDemandStore::Listen(io, store.token));
   store.address = served->address();
   store.services = std::move(served);
   return SetUpSingleNode(config, io, job, std::move(store), nullptr);

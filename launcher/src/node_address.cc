@@ -75,10 +75,4 @@ Result<std::string> SourceAddressToward(const std::string& address, int port) {
   return std::string(text);
 }
 
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
-  return name;
-}
-
 }  // namespace ddprun

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ddprun/base/status.h"
+#include "host_name.h"
 
 namespace ddprun {
 
@@ -21,8 +22,5 @@ Result<std::string> SourceAddressToward(const std::string& address, int port);
 // The name of the network interface that holds `address` (numeric IPv4), such as "eth0";
 // NOT_FOUND when none does.
 Result<std::string> InterfaceWithAddress(const std::string& address);
-
-// This host's name, or "localhost".
-std::string HostName();
 
 }  // namespace ddprun

@@ -3,7 +3,7 @@
 
 #include "ddprun/agent/local_coordinator.h"
 #include "ddprun/base/logging.h"
-#include "node_address.h"
+#include "host_name.h"
 
 namespace ddprun {
 

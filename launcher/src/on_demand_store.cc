@@ -17,7 +17,6 @@
 namespace ddprun {
 
 Result<std::unique_ptr<OnDemandStore>> OnDemandStore::Listen(boost::asio::io_context& io,
-                                                             std::string helper,
                                                              std::string token) {
   auto listener = BoundSocket::Bind("127.0.0.1", 0);
   if (!listener.ok()) {
@@ -25,17 +24,15 @@ Result<std::unique_ptr<OnDemandStore>> OnDemandStore::Listen(boost::asio::io_con
   }
   RETURN_IF_ERROR(listener->Listen());
   std::unique_ptr<OnDemandStore> store(
-      new OnDemandStore(io, std::move(listener).value(), std::move(helper), std::move(token)));
+      new OnDemandStore(io, std::move(listener).value(), std::move(token)));
   store->WatchForFirstConnection();
   return store;
 }
 
-OnDemandStore::OnDemandStore(boost::asio::io_context& io, BoundSocket listener, std::string helper,
-                             std::string token)
+OnDemandStore::OnDemandStore(boost::asio::io_context& io, BoundSocket listener, std::string token)
     : listener_(std::move(listener)),
       port_(listener_->port()),
       watch_(io, listener_->fd()),
-      helper_(std::move(helper)),
       token_(std::move(token)) {}
 
 OnDemandStore::~OnDemandStore() {
@@ -66,8 +63,10 @@ void OnDemandStore::StartHelper() {
   options.stdout_channel = OutputChannel::kThisProcessStderr;
   options.stderr_channel = OutputChannel::kThisProcessStderr;
   options.inherited_fd = listener_->fd();
-  auto spawned = SpawnWorker({helper_, kStoreHelperArgument, std::to_string(listener_->fd())},
-                             ToEnvp(environment), options);
+  // Found only now: a job that never uses the store does not look.
+  auto spawned =
+      SpawnWorker({NetworkLauncherPath(), kStoreHelperArgument, std::to_string(listener_->fd())},
+                  ToEnvp(environment), options);
   if (!spawned.ok()) {
     // Refused at once rather than left waiting: the workers that use the store fail and say so.
     GetLogger("launcher")

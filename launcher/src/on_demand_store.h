@@ -26,10 +26,9 @@ namespace ddprun {
 class OnDemandStore final : public NodeServices {
  public:
   // Listens on 127.0.0.1 (a free port) and waits on `io` for the first connection, then starts
-  // `helper` (the network launcher's path) with the socket and `token`. UNAVAILABLE when no port
-  // can be had.
+  // the helper with the socket and `token`. UNAVAILABLE when no port can be had.
   static Result<std::unique_ptr<OnDemandStore>> Listen(boost::asio::io_context& io,
-                                                       std::string helper, std::string token);
+                                                       std::string token);
   ~OnDemandStore() override;
 
   std::string address() const;
@@ -39,8 +38,7 @@ class OnDemandStore final : public NodeServices {
   std::vector<pid_t> Children() const override;
 
  private:
-  OnDemandStore(boost::asio::io_context& io, BoundSocket listener, std::string helper,
-                std::string token);
+  OnDemandStore(boost::asio::io_context& io, BoundSocket listener, std::string token);
   void WatchForFirstConnection();
   void StartHelper();
   void StopHelper();
@@ -50,7 +48,6 @@ class OnDemandStore final : public NodeServices {
   std::optional<BoundSocket> listener_;
   int port_ = 0;
   boost::asio::posix::stream_descriptor watch_;  // the listener, as the event loop waits on it
-  std::string helper_;
   std::string token_;
   pid_t helper_pid_ = -1;
   int helper_pidfd_ = -1;
