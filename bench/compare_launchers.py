@@ -5,7 +5,12 @@ then each build's `--standalone --nproc_per_node=4 --no_python /bin/true`, then 
 `--version`; prints each measure's median, range and ratio to the floor. Interleaving makes a
 burst of load on this shared machine slow every command alike.
 
-Usage: /usr/bin/python3 bench/compare_launchers.py BEFORE_BUILD_DIR AFTER_BUILD_DIR [RUNS]
+With a PROGRAM, also each build's `--standalone --nproc_per_node=2 PROGRAM [ARGS...]`: a job of
+two real workers (bin/hello_store, whose ranks meet in the job's store, shows what starting the
+store costs each build).
+
+Usage: /usr/bin/python3 bench/compare_launchers.py BEFORE_BUILD_DIR AFTER_BUILD_DIR [RUNS
+       [PROGRAM [ARGS...]]]
        (each a build directory with bin/ddprun; the floor is the after build's bin/spawn-floor)
 """
 import os
@@ -33,6 +38,12 @@ def main():
         "before: --version": [before, "--version"],
         "after:  --version": [after, "--version"],
     }
+    program = sys.argv[4:]
+    if program:
+        label = os.path.basename(program[0])
+        for name, ddprun in (("before", before), ("after: ", after)):
+            commands[f"{name}: {label} on 2"] = [ddprun, "--standalone",
+                                                 "--nproc_per_node=2"] + program
     for command in commands.values():
         wall_seconds(command)  # warms the page cache
     times = {name: [] for name in commands}
@@ -42,7 +53,7 @@ def main():
     floor_median = median(times["floor, 4 x /bin/true"])
     for name, values in times.items():
         ratio = f"   {median(values) / floor_median:.2f}x the floor" if "launch" in name else ""
-        print(f"{name:22s} median {median(values) * 1000:7.2f} ms "
+        print(f"{name:26s} median {median(values) * 1000:7.2f} ms "
               f"({min(values) * 1000:.1f}-{max(values) * 1000:.1f}, n={runs}){ratio}")
 
 

@@ -102,29 +102,29 @@ if(NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "
   endif()
 endif()
 
+# ddprun_fixed_address: the launchers (`ddprun` and the network launcher) are linked at a fixed
+# address (not position-independent), as Go links its network daemons (etcd, Prometheus). A
+# position-independent launcher with gRPC, Protobuf, Abseil and OpenSSL linked in has 43,000
+# relative relocations that are written at every start: half of the page faults of `ddprun
+# --version` when `ddprun` was that launcher, 3.4 of its 9.7 ms where a page fault is dear
+# (bench/RESULTS.md, 2026-12-05). The heap and the stack stay randomized; only the executable's
+# own image does not move. ddprund, which serves the network for as long as it runs and starts
+# once, stays position-independent; -DDDPRUN_LAUNCHER_PIE=ON makes the launchers so too.
+option(DDPRUN_LAUNCHER_PIE "Link ddprun position-independent (slower start, randomized image)" OFF)
+add_library(ddprun_fixed_address INTERFACE)
+if(NOT DDPRUN_LAUNCHER_PIE AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ)
+  target_link_options(ddprun_fixed_address INTERFACE -no-pie)
+endif()
+
 # ddprun_static_program: `ddprun` is linked statically, glibc too: no dynamic loader runs at its
 # start (it mapped libc and libm and bound their symbols: 0.4 ms of a 3.5 ms launch of 4 workers,
 # bench/RESULTS.md, 2026-12-06). Safe because `ddprun` calls no function of glibc's that loads
 # shared libraries at run time (name resolution, users and groups, iconv): what needs them is
 # the network launcher's, and tests/tools/lean_launcher_check.sh checks its symbols. Not under a
-# sanitizer, whose runtime is a shared library.
+# sanitizer, whose runtime is a shared library, nor with DDPRUN_LAUNCHER_PIE.
 option(DDPRUN_STATIC_LAUNCHER "Link ddprun statically (glibc included)" ON)
 add_library(ddprun_static_program INTERFACE)
-if(DDPRUN_STATIC_LAUNCHER AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ
+if(DDPRUN_STATIC_LAUNCHER AND NOT DDPRUN_LAUNCHER_PIE AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ
    AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_link_options(ddprun_static_program INTERFACE -static)
-endif()
-
-# ddprun_fixed_address: the launcher is linked at a fixed address (not position-independent), as
-# Go links its network daemons (etcd, Prometheus). A position-independent ddprun has 43,000
-# relative relocations (gRPC, Protobuf, Abseil and OpenSSL linked in) that the dynamic loader
-# writes at every start: half of the page faults of `ddprun --version`, 3.4 of its 9.7 ms where
-# a page fault is dear (bench/RESULTS.md, 2026-12-05). The heap, the stack and the mapped
-# libraries stay randomized; only the executable's own image does not move. ddprund, which
-# serves the network for as long as it runs and starts once, stays position-independent;
-# -DDDPRUN_LAUNCHER_PIE=ON makes ddprun so too.
-option(DDPRUN_LAUNCHER_PIE "Link ddprun position-independent (slower start, randomized image)" OFF)
-add_library(ddprun_fixed_address INTERFACE)
-if(NOT DDPRUN_LAUNCHER_PIE AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ)
-  target_link_options(ddprun_fixed_address INTERFACE -no-pie)
 endif()

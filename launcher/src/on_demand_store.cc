@@ -12,6 +12,7 @@
 #include "ddprun/base/process_spawn.h"
 #include "ddprun/base/status_macros.h"
 #include "ddprun/base/timeline.h"
+#include "ddprun/base/worker_failure.h"
 #include "network_launcher.h"
 
 namespace ddprun {
@@ -33,7 +34,8 @@ OnDemandStore::OnDemandStore(boost::asio::io_context& io, BoundSocket listener, 
     : listener_(std::move(listener)),
       port_(listener_->port()),
       watch_(io, listener_->fd()),
-      token_(std::move(token)) {}
+      token_(std::move(token)),
+      helper_exit_(io) {}
 
 OnDemandStore::~OnDemandStore() {
   StopWatching();
@@ -54,6 +56,8 @@ void OnDemandStore::WatchForFirstConnection() {
 void OnDemandStore::StopWatching() {
   // The descriptor is the listener's: released, never closed here.
   if (watch_.is_open()) watch_.release();
+  boost::system::error_code ignored;
+  helper_exit_.close(ignored);  // the helper's pidfd
 }
 
 void OnDemandStore::StartHelper() {
@@ -77,7 +81,34 @@ void OnDemandStore::StartHelper() {
   }
   timeline::Note("the store's helper started, pid", spawned->pid);
   helper_pid_ = spawned->pid;
-  helper_pidfd_ = spawned->pidfd;
+  if (spawned->pidfd >= 0) {
+    helper_exit_.assign(spawned->pidfd);
+    WatchHelperExit();
+  }
+}
+
+void OnDemandStore::WatchHelperExit() {
+  helper_exit_.async_wait(
+      boost::asio::posix::stream_descriptor::wait_read,
+      [this](const boost::system::error_code& error) {
+        if (error) return;  // the run is over, or Finish stops it
+        int status = 0;
+        while (::waitpid(helper_pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        WorkerFailure ended;
+        if (WIFSIGNALED(status)) ended.term_signal = WTERMSIG(status);
+        if (WIFEXITED(status)) ended.exit_code = WEXITSTATUS(status);
+        GetLogger("launcher")
+            ->warn(
+                "the job's store (pid {}) ended during the run ({}); what it held is lost, and "
+                "the next connection starts it again",
+                helper_pid_, DescribeExit(ended));
+        helper_pid_ = -1;
+        helper_exit_.close();
+        if (!listener_) return;
+        watch_.assign(listener_->fd());
+        WatchForFirstConnection();
+      });
 }
 
 void OnDemandStore::Finish(bool) {
@@ -91,8 +122,7 @@ void OnDemandStore::StopHelper() {
   ::kill(helper_pid_, SIGKILL);
   while (::waitpid(helper_pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
-  if (helper_pidfd_ >= 0) ::close(helper_pidfd_);
-  helper_pid_ = helper_pidfd_ = -1;
+  helper_pid_ = -1;
 }
 
 std::vector<pid_t> OnDemandStore::Children() const {

@@ -7,7 +7,9 @@
 //
 // The helper is this process's child, in a process group of its own (a terminal's Ctrl-C stops
 // the workers, not the store they may still need), outside the job's cgroup, and killed with
-// this process (parent-death signal). Finish stops it with SIGTERM and waits for it.
+// this process (parent-death signal). Should it end during the run, the next connection starts
+// it again (what it held is lost; a restarted round sets its keys anew). Finish kills it and
+// waits for it.
 #pragma once
 
 #include <sys/types.h>
@@ -41,6 +43,7 @@ class OnDemandStore final : public NodeServices {
   OnDemandStore(boost::asio::io_context& io, BoundSocket listener, std::string token);
   void WatchForFirstConnection();
   void StartHelper();
+  void WatchHelperExit();
   void StopHelper();
 
   // Open to the end (the port stays the job's even if the helper dies), unless the helper could
@@ -50,7 +53,7 @@ class OnDemandStore final : public NodeServices {
   boost::asio::posix::stream_descriptor watch_;  // the listener, as the event loop waits on it
   std::string token_;
   pid_t helper_pid_ = -1;
-  int helper_pidfd_ = -1;
+  boost::asio::posix::stream_descriptor helper_exit_;  // the helper's pidfd, readable at its exit
 };
 
 }  // namespace ddprun

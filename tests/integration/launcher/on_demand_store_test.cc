@@ -53,6 +53,24 @@ TEST_CASE("the store's helper starts at a worker's first use of the store and en
   CHECK(WaitForProcessGone(cleanup.pids[0], 1s));  // ddprun waited for it before exiting
 }
 
+TEST_CASE("a store helper that dies during the run is started again at the next connection") {
+  // The worker uses the store, kills its helper, and uses the store again.
+  const std::string script = "\"$1\" || exit 1; " + kPrintStoreHelpers + "for line in $(" +
+                             kPrintStoreHelpers +
+                             "); do case $line in [0-9]*) kill -9 $line;; esac; done; "
+                             "\"$1\" || exit 1; " +
+                             kPrintStoreHelpers;
+  const auto run = Run(Ddprun({"--nproc_per_node=1", "/bin/sh", "-c", script, "sh", kHelloStore}));
+  KillOnExit cleanup{StoreHelpers(run.out)};
+  INFO(run.out << run.err);
+  CHECK(run.code() == 0);
+  REQUIRE(cleanup.pids.size() == 2);
+  CHECK(cleanup.pids[0] != cleanup.pids[1]);
+  CHECK(run.err.find("the job's store (pid " + std::to_string(cleanup.pids[0]) +
+                     ") ended during the run (signal SIGKILL") != std::string::npos);
+  CHECK(WaitForProcessGone(cleanup.pids[1], 1s));
+}
+
 TEST_CASE("a job whose workers never use the store starts no store helper") {
   const auto run = Run(Ddprun({"--nproc_per_node=2", "/bin/sh", "-c", kPrintStoreHelpers}));
   KillOnExit cleanup{StoreHelpers(run.out)};
