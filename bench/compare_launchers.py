@@ -41,7 +41,7 @@ def main():
     program = sys.argv[4:]
     if program:
         label = os.path.basename(program[0])
-        for name, ddprun in (("before", before), ("after: ", after)):
+        for name, ddprun in (("before", before), ("after", after)):
             commands[f"{name}: {label} on 2"] = [ddprun, "--standalone",
                                                  "--nproc_per_node=2"] + program
     for command in commands.values():
