@@ -2,6 +2,7 @@
 // parsing of ddprun's prefixed output.
 #pragma once
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,25 @@ inline std::map<std::string, std::string> RankVariables(const std::string& outpu
   }
   return variables;
 }
+
+// The pids that follow `marker` ("]: helper ") on the lines of ddprun's `output`: what the
+// workers said of processes they started or found.
+inline std::vector<pid_t> PidsAfter(const std::string& output, const std::string& marker) {
+  std::vector<pid_t> pids;
+  for (const auto& line : Lines(output)) {
+    const size_t at = line.find(marker);
+    if (at != std::string::npos) pids.push_back(std::stoi(line.substr(at + marker.size())));
+  }
+  return pids;
+}
+
+// Kills `pids` when the scope ends: should a check fail, what a test started must not outlive it.
+struct KillOnExit {
+  std::vector<pid_t> pids;
+  ~KillOnExit() {
+    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  }
+};
 
 // This machine's host name, as the failure report and `ddprun status` name it.
 inline std::string ThisHostName() {
@@ -101,7 +121,8 @@ inline const std::string kRedrawingRanks =
 // What ddprun showed of kRedrawingRanks on 4 ranks: no empty line, each redrawing rank's last
 // state once, and all of rank 1's lines.
 inline void CheckRedrawingRanks(const std::string& console) {
-  INFO(console.substr(0, 2000));
+  // Its end, where each rank's last state is.
+  INFO(console.substr(console.size() > 3000 ? console.size() - 3000 : 0));
   CHECK(EmptyLines(console) == 0);
   const auto shown = LastDrawn(console);
   for (int rank : {0, 2, 3}) {

@@ -21,14 +21,7 @@ const std::string kStartHelpers =
     "setsid sleep 300 & echo \"helper $!\"; (sleep 301 & echo \"helper $!\"); echo ready; ";
 
 // The helpers' pids from ddprun's output.
-std::vector<pid_t> Helpers(const std::string& output) {
-  std::vector<pid_t> pids;
-  for (const auto& line : Lines(output)) {
-    const size_t at = line.find("]: helper ");
-    if (at != std::string::npos) pids.push_back(std::stoi(line.substr(at + 10)));
-  }
-  return pids;
-}
+std::vector<pid_t> Helpers(const std::string& output) { return PidsAfter(output, "]: helper "); }
 
 // The cgroup v2 path of `pid` ("" when it is gone).
 std::string CgroupOf(pid_t pid) {
@@ -39,14 +32,6 @@ std::string CgroupOf(pid_t pid) {
   }
   return "";
 }
-
-// Should a check fail, the helpers must not outlive the test.
-struct KillOnExit {
-  std::vector<pid_t> pids;
-  ~KillOnExit() {
-    for (pid_t pid : pids) ::kill(pid, SIGKILL);
-  }
-};
 
 }  // namespace
 

@@ -23,21 +23,8 @@ const std::string kPrintStoreHelpers =
 
 // The helpers' pids, from the workers' "store <pid>" lines.
 std::vector<pid_t> StoreHelpers(const std::string& output) {
-  std::vector<pid_t> pids;
-  for (const auto& line : Lines(output)) {
-    const size_t at = line.find("]: store ");
-    if (at != std::string::npos) pids.push_back(std::stoi(line.substr(at + 9)));
-  }
-  return pids;
+  return PidsAfter(output, "]: store ");
 }
-
-// Should a check fail, a helper must not outlive the test.
-struct KillOnExit {
-  std::vector<pid_t> pids;
-  ~KillOnExit() {
-    for (pid_t pid : pids) ::kill(pid, SIGKILL);
-  }
-};
 
 }  // namespace
 
