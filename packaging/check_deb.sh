@@ -3,8 +3,8 @@
 # as an administrator would use it, and leaves the machine as it was:
 #   - its dependencies are Debian library packages, never -dev ones;
 #   - it installs with apt (which fetches what it depends on);
-#   - the installed ddprun --version and ddprund --version agree with the package's version, and
-#     a short job runs;
+#   - the installed ddprun --version and ddprund --version agree with the package's version, the
+#     network launcher ddprun runs is in /usr/libexec/ddprun, and a short job runs;
 #   - ddprund starts from the installed configuration file; the unit passes systemd-analyze
 #     verify where that exists; the system user exists;
 #   - purging it removes every file it installed, configuration included.
