@@ -1,6 +1,8 @@
 // WorkerFailure's helpers; see worker_failure.h.
 #include "ddprun/base/worker_failure.h"
 
+#include <sys/wait.h>
+
 #include <cstring>
 
 namespace ddprun {
@@ -29,6 +31,16 @@ std::string DescribeExit(const WorkerFailure& failure) {
   }
   if (failure.exit_code) return "exit code " + std::to_string(*failure.exit_code);
   return "not started";
+}
+
+std::string DescribeWaitStatus(int wait_status) {
+  WorkerFailure ended;
+  if (WIFSIGNALED(wait_status)) {
+    ended.term_signal = WTERMSIG(wait_status);
+  } else {
+    ended.exit_code = WEXITSTATUS(wait_status);
+  }
+  return DescribeExit(ended);
 }
 
 std::string DescribeFailure(const WorkerFailure& failure) {

@@ -296,9 +296,8 @@ int Failed(const Status& status, int exit_code) {
   return exit_code;
 }
 
-}  // namespace
-
-int Launch(const LaunchConfig& config, const NodeSetUp& set_up_node) {
+// Launch's run, from the job's containment to its end; what it made is removed on return.
+int RunNode(const LaunchConfig& config, const NodeSetUp& set_up_node) {
   // A closed console must not kill the agent; output errors are ignored instead.
   ::signal(SIGPIPE, SIG_IGN);
   Containment containment = ContainTheJob(config);
@@ -346,6 +345,16 @@ int Launch(const LaunchConfig& config, const NodeSetUp& set_up_node) {
   logs->temporary.reset();
   timeline::Note("the temporary log directory is removed, or kept");
   return outcome.status;
+}
+
+}  // namespace
+
+int Launch(const LaunchConfig& config, const NodeSetUp& set_up_node) {
+  timeline::Note("the command line is parsed");
+  const int status = RunNode(config, set_up_node);
+  timeline::Note("everything the run made is removed");
+  timeline::Print();
+  return status;
 }
 
 }  // namespace ddprun

@@ -8,7 +8,8 @@
 namespace ddprun {
 
 // Runs a validated configuration on the node `set_up_node` sets up, and returns ddprun's exit
-// status (2 for usage errors, printed as one line).
+// status (2 for usage errors, printed as one line). With DDPRUN_TIMELINE=1, prints the run's
+// timeline at its end.
 int Launch(const LaunchConfig& config, const NodeSetUp& set_up_node);
 
 }  // namespace ddprun

@@ -76,11 +76,7 @@ int LauncherMain(int argc, char** argv) {
   if (std::holds_alternative<SubmitRequest>(parsed)) return ExecNetworkLauncher(argv);
   const auto& config = std::get<LaunchConfig>(parsed);
   if (NeedsNetworkLauncher(config)) return ExecNetworkLauncher(argv);
-  timeline::Note("the command line is parsed");
-  const int status = Launch(config, SetUpNodeWithOnDemandStore);
-  timeline::Note("everything the run made is removed");
-  timeline::Print();
-  return status;
+  return Launch(config, SetUpNodeWithOnDemandStore);
 }
 
 }  // namespace ddprun

@@ -52,11 +52,7 @@ int NetworkLauncherMain(int argc, char** argv) {
       ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   if (auto answer = AnswerWithoutAJob(parsed)) return *answer;
   if (auto* submit = std::get_if<SubmitRequest>(&parsed)) return SubmitJob(*submit);
-  timeline::Note("the command line is parsed");
-  const int status = Launch(std::get<LaunchConfig>(parsed), SetUpNetworkNode);
-  timeline::Note("everything the run made is removed");
-  timeline::Print();
-  return status;
+  return Launch(std::get<LaunchConfig>(parsed), SetUpNetworkNode);
 }
 
 }  // namespace ddprun

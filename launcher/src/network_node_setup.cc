@@ -20,10 +20,6 @@ class NetworkServices final : public NodeServices {
   NetworkServices(const LaunchConfig& config, std::unique_ptr<etcd::EtcdRendezvousStore> etcd,
                   std::unique_ptr<RendezvousServer> server)
       : config_(config), etcd_(std::move(etcd)), server_(std::move(server)) {}
-  ~NetworkServices() override {
-    metrics_.reset();  // it reads the server
-    server_.reset();   // before etcd_, where it keeps the job
-  }
 
   RendezvousServer* server() const { return server_.get(); }
   void set_metrics(std::unique_ptr<HttpEndpoint> metrics) { metrics_ = std::move(metrics); }
@@ -55,6 +51,8 @@ class NetworkServices final : public NodeServices {
     if (config_.rdzv_on_etcd) server_->ForgetEndedJobs();
   }
 
+  // Destroyed in reverse order: the pages, which read the server, first; etcd, where the server
+  // keeps the job, last.
   const LaunchConfig& config_;
   std::unique_ptr<etcd::EtcdRendezvousStore> etcd_;
   std::unique_ptr<RendezvousServer> server_;

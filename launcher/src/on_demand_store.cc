@@ -95,14 +95,11 @@ void OnDemandStore::WatchHelperExit() {
         int status = 0;
         while (::waitpid(helper_pid_, &status, 0) < 0 && errno == EINTR) {
         }
-        WorkerFailure ended;
-        if (WIFSIGNALED(status)) ended.term_signal = WTERMSIG(status);
-        if (WIFEXITED(status)) ended.exit_code = WEXITSTATUS(status);
         GetLogger("launcher")
             ->warn(
                 "the job's store (pid {}) ended during the run ({}); what it held is lost, and "
                 "the next connection starts it again",
-                helper_pid_, DescribeExit(ended));
+                helper_pid_, DescribeWaitStatus(status));
         helper_pid_ = -1;
         helper_exit_.close();
         if (!listener_) return;

@@ -44,6 +44,10 @@ int ExitStatusOf(const WorkerFailure& failure);
 // "exit code 3", "signal SIGSEGV (11)" or "hung: no progress for 3.0 s at step 5".
 std::string DescribeExit(const WorkerFailure& failure);
 
+// "exit code 3" or "signal SIGKILL (9)": how a process reaped with `wait_status` ended, in
+// DescribeExit's words.
+std::string DescribeWaitStatus(int wait_status);
+
 // One line: "rank 3 (local_rank 1) on host h1: exit code 3".
 std::string DescribeFailure(const WorkerFailure& failure);
 
