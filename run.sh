@@ -15,6 +15,9 @@
 #   ./run.sh fuzz [SECONDS]
 #                     install what is missing, build the libFuzzer targets (tests/fuzz) and run
 #                     each for SECONDS (default 300), two at a time; `test` runs them 10 s each
+#   ./run.sh torch-venv
+#                     install the pinned torch (tests/pytorch/torch_pin.txt) into the project's
+#                     virtual environment when missing, and print its interpreter's path
 #   ./run.sh format   lay out every C and C++ source as .clang-format says (clang-format 14)
 #   ./run.sh deps     only install the Debian packages the build needs (idempotent)
 #   ./run.sh build    deps + build into ./build
@@ -30,14 +33,16 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache lld
 # clang 16 and its runtimes, with libFuzzer, for the fuzz targets.
 FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # What only the tests need: real PyTorch, to run torchrun-style scripts under ddprun and to check
-# the runtime against torch; taskset (util-linux) to bound --nproc_per_node=auto; systemd-analyze
-# to verify the daemon's unit; file, dpkg-shlibdeps (dpkg-dev) and adduser to build and check
-# the .deb; clang and its sanitizer runtimes for the lock analysis and ThreadSanitizer; gdb for
-# the stacks a hang's report quotes; Slurm and MUNGE, whose daemons the Slurm tests start
-# themselves (a one-host cluster of their own; the packages' services are not started); etcd,
-# whose members the etcd tests start on loopback addresses of their own; Prometheus, for its
-# promtool, which reads the daemon's /metrics page; Chromium, headless, to load its live page.
-TEST_PACKAGES=(python3-torch python3-tqdm util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
+# the runtime against torch (Debian's 1.13, the oldest supported; the current release comes from
+# PyPI into a virtual environment, torch_venv below, which python3-venv makes); taskset
+# (util-linux) to bound --nproc_per_node=auto; systemd-analyze to verify the daemon's unit; file,
+# dpkg-shlibdeps (dpkg-dev) and adduser to build and check the .deb; clang and its sanitizer
+# runtimes for the lock analysis and ThreadSanitizer; gdb for the stacks a hang's report quotes;
+# Slurm and MUNGE, whose daemons the Slurm tests start themselves (a one-host cluster of their
+# own; the packages' services are not started); etcd, whose members the etcd tests start on
+# loopback addresses of their own; Prometheus, for its promtool, which reads the daemon's
+# /metrics page; Chromium, headless, to load its live page.
+TEST_PACKAGES=(python3-torch python3-tqdm python3-venv util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
                gdb slurm-wlm munge etcd-server prometheus chromium clang-format-14 "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
@@ -72,14 +77,43 @@ deps() {
   return "$status"
 }
 
+# torch_venv: installs the torch that tests/pytorch/torch_pin.txt pins, with its companions, into
+# a virtual environment of the project's own (Debian's python3, never its site-packages), unless
+# it is there already, and exports its interpreter as DDPRUN_TEST_TORCH_PYTHON, which `build`
+# hands to the tests. The environment is named by the pins, outside the clone
+# (~/.cache/ddprun/torch-venv-<hash>, or $DDPRUN_TORCH_VENV), so every clone and run reuses it
+# and raising a pin installs a new one; it counts as there only once its import has worked (a
+# marker file), so an install cut short is done again. A lock keeps two runs from installing
+# into one at once.
+torch_venv() {
+  local pins=tests/pytorch/torch_pin.txt key venv
+  key=$(grep -v '^[[:space:]]*#' "$pins" | grep . | sha256sum | cut -c1-12)
+  venv=${DDPRUN_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/ddprun/torch-venv-$key}
+  mkdir -p "$(dirname "$venv")"
+  (
+    flock 9
+    [ -f "$venv/.ddprun-installed" ] && exit 0
+    echo "run.sh: installing $(grep -v '^[[:space:]]*#' "$pins" | xargs) into $venv"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv" &&
+      "$venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check -r "$pins" &&
+      "$venv/bin/python" -c "import torch, torch.distributed.run" &&
+      touch "$venv/.ddprun-installed"
+  ) 9>"$venv.lock" || return 1
+  export DDPRUN_TEST_TORCH_PYTHON="$venv/bin/python"
+}
+
 # build DIR [extra cmake arguments...]: configures and builds everything, or only the targets
-# named in TARGETS (a space-separated list).
+# named in TARGETS (a space-separated list). With DDPRUN_TEST_TORCH_PYTHON set (torch_venv), the
+# PyTorch tests run under that interpreter.
 build() {
   local dir=$1
   shift
-  local targets=()
+  local targets=() torch=()
   [ -z "${TARGETS:-}" ] || read -r -a targets <<<"--target $TARGETS"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "$@" >/dev/null &&
+  [ -z "${DDPRUN_TEST_TORCH_PYTHON:-}" ] || torch=(-DDDPRUN_TEST_TORCH_PYTHON="$DDPRUN_TEST_TORCH_PYTHON")
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "${torch[@]}" \
+    "$@" >/dev/null &&
     cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
 }
 
@@ -215,6 +249,7 @@ case "${1:-}" in
   test)
     trap report EXIT
     stage "install the test packages" deps "${TEST_PACKAGES[@]}"
+    stage "install the pinned torch (tests/pytorch/torch_pin.txt) into the project's environment" torch_venv
     stage "the sources' layout: clang-format" format_check
     stage "test names CTest and Catch2 can report: no ';', no late ': '" python3 tests/tools/test_names_check.py tests
     stage "build" build "$BUILD_DIR"
@@ -245,6 +280,12 @@ case "${1:-}" in
     stage "fuzz targets, 10 s each" fuzz_tests 10
     stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
     stage "speed guard: launch and restart against the machine's floor" speed_guard
+    ;;
+  torch-venv)
+    # The pinned torch's environment, installed when missing; its interpreter on stdout.
+    deps python3-venv >&2
+    torch_venv >&2
+    echo "$DDPRUN_TEST_TORCH_PYTHON"
     ;;
   format)
     deps clang-format-14

@@ -28,6 +28,27 @@ PYTHON = "/usr/bin/python3"
 TORCHRUN = [PYTHON, os.path.join(ROOT, "bench", "torchrun_debian.py")]
 
 
+def torch2_python():
+    """The interpreter of the pinned torch 2.x (tests/pytorch/torch_pin.txt) in the project's
+    environment, which `./run.sh torch-venv` installs when it is missing (minutes, once)."""
+    named = subprocess.run([os.path.join(ROOT, "run.sh"), "torch-venv"], check=True,
+                           stdout=subprocess.PIPE, text=True).stdout.split()
+    if not named:
+        sys.exit("bench: ./run.sh torch-venv named no interpreter")
+    return named[-1]
+
+
+def torchrun2(python):
+    """torchrun 2.x: the pinned torch's own, run by its interpreter."""
+    return [python, "-m", "torch.distributed.run"]
+
+
+def path_with(python):
+    """An environment whose PATH finds `python`'s directory first: the python3 a .py worker
+    runs under, for ddprun and torchrun alike."""
+    return dict(os.environ, PATH=os.path.dirname(python) + ":" + os.environ.get("PATH", ""))
+
+
 def wall_seconds(command, env=None):
     """Runs command to completion; returns its wall time in seconds. Fails on a non-zero exit."""
     start = time.perf_counter()

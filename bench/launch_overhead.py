@@ -9,7 +9,8 @@ Usage: /usr/bin/python3 bench/launch_overhead.py [RUNS]
 """
 import sys
 
-from common import (DDPRUN, SPAWN_FLOOR, TORCHRUN, median, peak_rss_mib, require,
+from common import (DDPRUN, SPAWN_FLOOR, TORCHRUN, median, peak_rss_mib, require, torch2_python,
+                    torchrun2,
                     wall_seconds)
 
 
@@ -55,11 +56,12 @@ def main():
     print(f"ddprun peak memory {memory:.1f} MiB (target < 10 MiB)")
     require(TORCHRUN[1], "torchrun for Debian's torch (bench/torchrun_debian.py)")
     # torchrun's default monitor_interval is 5 s in 1.13; 0.1 s is the default since 2.4.
-    (torchrun,) = interleaved([TORCHRUN + ["--monitor_interval=0.1"] + args(4)], max(3, runs // 4))
-    print(f"   4 workers  torchrun {ms(torchrun)}   ddprun is "
-          f"{median(torchrun) / ddprun_4:.0f}x faster; torchrun's peak memory "
-          f"{median([peak_rss_mib(TORCHRUN + ['--monitor_interval=0.1'] + args(4))]):.1f} MiB")
-
+    for name, torchrun in (("torchrun 2.x", torchrun2(torch2_python())),
+                           ("torchrun 1.13", TORCHRUN + ["--monitor_interval=0.1"])):
+        (times,) = interleaved([torchrun + args(4)], max(3, runs // 4))
+        print(f"   4 workers  {name} {ms(times)}   ddprun is "
+              f"{median(times) / ddprun_4:.0f}x faster; {name}'s peak memory "
+              f"{median([peak_rss_mib(torchrun + args(4))]):.1f} MiB")
 
 if __name__ == "__main__":
     main()

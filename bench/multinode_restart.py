@@ -1,7 +1,7 @@
 """Multi-node restart latency: two agents on loopback, 2 workers each, rank 1 fails once
 (bench/workers/restart_probe.sh): from the failure to the last worker restarted on either node,
 ddprun beside the one-node floor of a restart of 4 (bench/spawn_floor.c) and beside torchrun
-(c10d rendezvous), in the same run. With --etcd (Debian's etcd-server), also the same job at two
+2.x (the pinned torch's) and 1.13 (Debian's), c10d rendezvous, in the same run. With --etcd (Debian's etcd-server), also the same job at two
 `ddprund --store=etcd` on a 3-member etcd, the agents given both daemons (issue 29's goal: under
 50 ms).
 
@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 from common import (DDPRUN, PROBE, SPAWN_FLOOR, TORCHRUN, one_restart, probe_restart_latency,
-                    report_ms, require, unshared_loopback_endpoint)
+                    report_ms, require, torch2_python, torchrun2, unshared_loopback_endpoint)
 from etcd_daemons import EtcdMembers, require_etcd_daemons, start_daemon, stop_job
 
 
@@ -67,10 +67,10 @@ def main():
         on_etcd = measure_on_etcd(runs)
         print(f"ratio     on etcd {on_etcd / ddp:.2f}x the agent-hosted rendezvous "
               f"(target: under 50 ms)")
-    torchrun = measure("torchrun", TORCHRUN, ["--rdzv_backend=c10d", "--monitor_interval=0.1"],
-                       max(3, runs // 2))
-    print(f"ratio     ddprun restarts {torchrun / ddp:.1f}x faster than torchrun")
-
+    for name, torchrun in (("torchrun 2.x", torchrun2(torch2_python())),
+                           ("torchrun 1.13", TORCHRUN + ["--monitor_interval=0.1"])):
+        theirs = measure(name, torchrun, ["--rdzv_backend=c10d"], max(3, runs // 2))
+        print(f"ratio     ddprun restarts {theirs / ddp:.1f}x faster than {name}")
 
 if __name__ == "__main__":
     main()

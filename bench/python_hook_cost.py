@@ -7,7 +7,8 @@ all in the same process, in turn: with rank 0 stepping alone (the headline: a ra
 of its own) and with both ranks stepping at once on this machine's cores; and the count of a
 DDP forward, what the hook does instead where it cannot count buckets (a group not gloo's). It
 runs under ddprun with the hook and under torchrun (no hook: its all-reduce is the anchor), in
-interleaved runs; medians, with the spread.
+interleaved runs, under the pinned torch 2.x (tests/pytorch/torch_pin.txt, its own torchrun) and
+Debian's 1.13; medians, with the spread.
 
 Usage: /usr/bin/python3 bench/python_hook_cost.py [RUNS]
 """
@@ -16,19 +17,25 @@ import os
 import subprocess
 import sys
 
-from common import DDPRUN, PYTHON, ROOT, TORCHRUN, median, require
+from common import (DDPRUN, PYTHON, ROOT, TORCHRUN, median, path_with, require, torch2_python,
+                    torchrun2)
 
 PROBE = os.path.join(ROOT, "bench", "workers", "hook_cost_probe.py")
 ARGS = ["--standalone", "--nproc_per_node=2", PROBE]
-LAUNCHERS = {
-    "ddprun": [DDPRUN, "--hang_timeout=600"] + ARGS,
-    "torchrun": TORCHRUN + ARGS,
-}
 
 
-def one_run(command):
-    env = dict(os.environ, OMP_NUM_THREADS="1",
-               PATH=os.path.dirname(PYTHON) + ":" + os.environ.get("PATH", ""))
+def launchers(torch2):
+    """name -> (command, the interpreter its workers run under), for each torch."""
+    return {
+        "2.x": {"ddprun": ([DDPRUN, "--hang_timeout=600"] + ARGS, torch2),
+                "torchrun": (torchrun2(torch2) + ARGS, torch2)},
+        "1.13": {"ddprun": ([DDPRUN, "--hang_timeout=600"] + ARGS, PYTHON),
+                 "torchrun": (TORCHRUN + ARGS, PYTHON)},
+    }
+
+
+def one_run(command, python):
+    env = dict(path_with(python), OMP_NUM_THREADS="1")
     out = subprocess.run(command, check=True, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True).stdout
     for line in out.splitlines():
@@ -42,17 +49,13 @@ def spread(values):
     return f"(min {min(values):.1f}, max {max(values):.1f}, n={len(values)})"
 
 
-def main():
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    require(DDPRUN, "ddprun")
-    results = {name: [] for name in LAUNCHERS}
-    for _ in range(runs):
-        for name, command in LAUNCHERS.items():
-            results[name].append(one_run(command))
+def report(torch, results):
+    """Prints one torch's lines from its runs' results."""
+    print(f"torch {torch}:")
     if not all(r["hook"] and r["buckets_counted"] for r in results["ddprun"]):
         sys.exit("bench: the hook was not on, or did not count DDP's buckets, under ddprun "
                  "--hang_timeout")
-    for name in LAUNCHERS:
+    for name in results:
         values = [r["allreduce_us"] for r in results[name]]
         print(f"{name:9s} all_reduce 1 MiB, 2 ranks, gloo: median {median(values):8.1f} us   "
               f"{spread(values)}{'  (counted by the hook)' if name == 'ddprun' else ''}")
@@ -83,6 +86,19 @@ def main():
           f"{100 * bucket['ddp_both'] / anchor:+.2f}%); a forward counted where buckets are "
           f"not, {100 * median(ddp_own) / anchor:.2f}%")
 
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    require(DDPRUN, "ddprun")
+    torches = launchers(torch2_python())
+    results = {torch: {name: [] for name in commands} for torch, commands in torches.items()}
+    for _ in range(runs):
+        for torch, commands in torches.items():
+            for name, (command, python) in commands.items():
+                results[torch][name].append(one_run(command, python))
+    for torch in torches:
+        report(torch, results[torch])
 
 if __name__ == "__main__":
     main()

@@ -2,8 +2,9 @@
 a small MLP; rank 1 fails at step 20 of the first attempt): the time from the failure to every
 rank's first DDP step of the second attempt (init_process_group and DDP's broadcast included),
 and from the launch to every rank's first step of the first attempt. ddprun with
---python_preload=torch (warm workers), ddprun without it, and torchrun, in interleaved runs;
-medians, with the spread.
+--python_preload=torch (warm workers), ddprun without it, and torchrun, in interleaved runs,
+under two torches: the pinned 2.x (tests/pytorch/torch_pin.txt, with its own torchrun) and
+Debian's 1.13; medians, with the spread.
 
 Usage: /usr/bin/python3 bench/python_restart.py [RUNS]
 """
@@ -13,23 +14,30 @@ import sys
 import tempfile
 import time
 
-from common import DDPRUN, PYTHON, ROOT, TORCHRUN, median, read_times, report_ms, require
+from common import (DDPRUN, PYTHON, ROOT, TORCHRUN, median, path_with, read_times, report_ms,
+                    require, torch2_python, torchrun2)
 
 SCRIPT = os.path.join(ROOT, "bench", "workers", "ddp_restart_probe.py")
 ARGS = ["--standalone", "--nproc_per_node=2", "--max_restarts=1", SCRIPT]
-LAUNCHERS = {
-    "warm": [DDPRUN, "--python_preload=torch"] + ARGS,
-    "ddprun": [DDPRUN] + ARGS,
-    # torchrun's default monitor_interval is 5 s in 1.13; 0.1 s is the default since 2.4.
-    "torchrun": TORCHRUN + ["--monitor_interval=0.1"] + ARGS,
-}
 
 
-def one_run(command):
+def launchers(torch2):
+    """name -> (command, the interpreter its workers run under)."""
+    return {
+        "2.x warm": ([DDPRUN, "--python_preload=torch"] + ARGS, torch2),
+        "2.x ddprun": ([DDPRUN] + ARGS, torch2),
+        "2.x torchrun": (torchrun2(torch2) + ARGS, torch2),
+        "1.13 warm": ([DDPRUN, "--python_preload=torch"] + ARGS, PYTHON),
+        "1.13 ddprun": ([DDPRUN] + ARGS, PYTHON),
+        # torchrun's default monitor_interval is 5 s in 1.13; 0.1 s is the default since 2.4.
+        "1.13 torchrun": (TORCHRUN + ["--monitor_interval=0.1"] + ARGS, PYTHON),
+    }
+
+
+def one_run(command, python):
     """(first start, restart) in seconds of one run of command."""
     with tempfile.TemporaryDirectory(prefix="ddprun_python_restart_") as probe:
-        env = dict(os.environ, PROBE_DIR=probe, OMP_NUM_THREADS="1",
-                   PATH=os.path.dirname(PYTHON) + ":" + os.environ.get("PATH", ""))
+        env = dict(path_with(python), PROBE_DIR=probe, OMP_NUM_THREADS="1")
         launched = time.time()
         subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
@@ -44,22 +52,27 @@ def one_run(command):
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     require(DDPRUN, "ddprun")
-    starts = {name: [] for name in LAUNCHERS}
-    restarts = {name: [] for name in LAUNCHERS}
+    commands = launchers(torch2_python())
+    starts = {name: [] for name in commands}
+    restarts = {name: [] for name in commands}
     for _ in range(runs):
-        for name, command in LAUNCHERS.items():
-            start, restart = one_run(command)
+        for name, (command, python) in commands.items():
+            start, restart = one_run(command, python)
             starts[name].append(start)
             restarts[name].append(restart)
-    for name in LAUNCHERS:
+    for name in commands:
         report_ms(name, "first step of the first attempt", starts[name])
-    for name in LAUNCHERS:
+    for name in commands:
         report_ms(name, "restart to every rank's first step", restarts[name])
-    warm, cold, torchrun = (median(restarts[name]) for name in ("warm", "ddprun", "torchrun"))
-    print(f"ratio     warm restart is {torchrun / warm:.1f}x faster than torchrun's "
-          f"(target >= 10x, under 300 ms), {cold / warm:.1f}x ddprun's without the preload")
-    print(f"ratio     warm first start is {median(starts['warm']) / median(starts['ddprun']):.2f}x "
-          "ddprun's without the preload (target: no slower)")
+    for torch in ("2.x", "1.13"):
+        warm, cold, torchrun = (median(restarts[f"{torch} {name}"])
+                                for name in ("warm", "ddprun", "torchrun"))
+        print(f"ratio     torch {torch}: warm restart is {torchrun / warm:.1f}x faster than "
+              f"torchrun's (target >= 10x, under 300 ms), {cold / warm:.1f}x ddprun's without "
+              "the preload")
+        print(f"ratio     torch {torch}: warm first start is "
+              f"{median(starts[f'{torch} warm']) / median(starts[f'{torch} ddprun']):.2f}x "
+              "ddprun's without the preload (target: no slower)")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@
 #   time spent inside them, and each optimizer step;
 # then runs the sitecustomize it shadows (the distribution's), if there is one.
 #
-# It never changes what the program computes, and a part that cannot work (no page, a torch
-# whose hook points differ) leaves the program as it was, silently. It imports nothing heavy
-# before torch is imported; the preloading interpreter (--python_preload) runs it once and calls
-# _ddprun_arm again in each worker it forks.
+# It never changes what the program computes, and a part that cannot work leaves the program as
+# it was: without a page, silently; where the installed torch lacks a hook point (a release that
+# moved one), with one line on stderr naming what cannot be watched (_Unwatched). Which hook
+# points it uses, and the torch releases they were tested on, _PATCHES says. It imports nothing
+# heavy before torch is imported; the preloading interpreter (--python_preload) runs it once and
+# calls _ddprun_arm again in each worker it forks.
 import os as _os
 import sys as _sys
 
@@ -161,6 +163,35 @@ class _Progress:
             cls.finished()
 
 
+class _Unwatched:
+    """What the hook cannot watch in the installed torch, said on stderr once a process, in one
+    line per find, where the job's first rank is (RANK 0; the preloading interpreter, whose
+    environment says RANK 0, says it before forking any worker, which then says it no more):
+
+      ddprun: hang detection cannot watch WHAT in torch VERSION (WHY): WHAT ELSE IT DOES
+
+    A torch that moves a hook point (_PATCHES) so leaves hang and straggler detection
+    blind there for all to see; the tests of the installed torch fail on the line."""
+
+    said = set()
+
+    @classmethod
+    def say(cls, what, why, instead):
+        if what in cls.said:
+            return
+        cls.said.add(what)
+        if _os.environ.get("RANK", "0") != "0":
+            return
+        torch = _sys.modules.get("torch")
+        version = getattr(torch, "__version__", "?")
+        try:
+            _sys.stderr.write("ddprun: hang detection cannot watch %s in torch %s (%s): %s\n"
+                              % (what, version, why, instead))
+            _sys.stderr.flush()
+        except Exception:
+            pass
+
+
 class _Completions:
     """A thread of this process's own that waits for the collectives started asynchronously
     (async_op=True: a Work), in turn, and counts each one finished.
@@ -257,6 +288,12 @@ _COLLECTIVES = (
 )
 
 
+# Those of _COLLECTIVES that every torch from 1.13 on has: one that is missing is a hook point
+# moved, said (_Unwatched).
+_CORE_COLLECTIVES = ("all_reduce", "all_gather", "all_to_all", "barrier", "broadcast", "gather",
+                     "reduce", "reduce_scatter", "scatter", "send", "recv")
+
+
 class _Nesting:
     """Which thread is inside a counted collective: one that calls another (a c10d function
     calling its group's method that ddprun's group wrapper counts) is counted once."""
@@ -325,6 +362,10 @@ def _count_collectives(distributed):
         collective = getattr(distributed, name, None)
         if callable(collective) and not getattr(collective, "_ddprun_counted", False):
             setattr(distributed, name, counting(collective))
+    missing = [name for name in _CORE_COLLECTIVES if not callable(getattr(distributed, name, None))]
+    if missing:
+        _Unwatched.say("torch.distributed." + ", ".join(missing), "not there",
+                       "a rank waiting in one looks stalled in its own code")
     _mark_group_lifetime(distributed)
 
 
@@ -335,6 +376,9 @@ def _mark_group_lifetime(distributed):
     initialize = getattr(distributed, "init_process_group", None)
     destroy = getattr(distributed, "destroy_process_group", None)
     if not callable(initialize) or not callable(destroy):
+        _Unwatched.say("the process group's end", "no init_process_group or "
+                       "destroy_process_group", "a rank quiet after its last collective may be "
+                       "taken for hung")
         return
 
     @functools.wraps(initialize)
@@ -405,9 +449,15 @@ class _CountingGroups:
             counting.getBackendName()  # what torch asks first; fails here if it cannot work
             cls._alias_in_c10d(counting, group)
             return counting
-        except Exception:
-            cls.failed = True
+        except Exception as error:
+            cls.fail("a counting group could not be made: %s: %s" % (type(error).__name__, error))
             return None
+
+    @classmethod
+    def fail(cls, why):
+        """No more DDP models over counting groups in this process, and that said."""
+        cls.failed = True
+        _Unwatched.say(_DDP_BUCKETS, why, _DDP_BUCKETS_INSTEAD)
 
     @staticmethod
     def _make_class(ProcessGroup):
@@ -478,20 +528,23 @@ class _CountingGroups:
         """Every table of c10d's keyed by process group (torch 1.13: the module's _pg_*
         dictionaries; 2.x: those of its _world) gets the counting group as a second key of the
         group's entry."""
+        # The holders' own dictionaries, read without attribute access: that would run
+        # properties, and torch 2.x's deprecated names (c10d's reduce_op) warn when touched.
         c10d = _sys.modules.get("torch.distributed.distributed_c10d")
-        holders = [c10d, getattr(c10d, "_world", None)]
+        holders = [c10d, vars(c10d).get("_world")]
         for holder in holders:
-            if holder is None:
+            try:
+                tables = list(vars(holder).values())
+            except TypeError:  # None, or an object without a __dict__
                 continue
-            for name in dir(holder):
-                if name.startswith("__"):
-                    continue
-                try:
-                    table = getattr(holder, name)
-                except Exception:
-                    continue
-                if isinstance(table, dict) and group in table:
+            for table in tables:
+                if issubclass(type(table), dict) and group in table:
                     table[counting] = table[group]
+
+
+# What _Unwatched says when DDP's buckets cannot be counted one by one.
+_DDP_BUCKETS = "DDP's gradient buckets one by one"
+_DDP_BUCKETS_INSTEAD = "each backward counts as one collective"
 
 
 def _count_ddp_buckets(ddp_module):
@@ -507,6 +560,8 @@ def _count_ddp_buckets(ddp_module):
     initialize = ddp.__init__
     parameters = inspect.signature(initialize).parameters
     if "process_group" not in parameters:
+        _Unwatched.say(_DDP_BUCKETS, "DistributedDataParallel takes no process_group",
+                       _DDP_BUCKETS_INSTEAD)
         return _count_ddp_forwards(ddp)
     position = list(parameters).index("process_group") - 1  # after self
 
@@ -528,12 +583,19 @@ def _count_ddp_buckets(ddp_module):
             counted_args, counted_kwargs = args, dict(kwargs, process_group=counting)
         try:
             return initialize(self, *counted_args, **counted_kwargs)
-        except Exception:
+        except Exception as error:
             # Not over a counting group (a torch whose DDP wants more of its group than this
             # passes on): this DDP, and every later one, over its own group, as if never
-            # wrapped. An error of the program's own comes again from the second build.
-            _CountingGroups.failed = True
-            return initialize(self, *args, **kwargs)
+            # wrapped. An error of the program's own comes again from the second build, and
+            # then it is not said as a hook point's.
+            try:
+                built = initialize(self, *args, **kwargs)
+            except Exception:
+                _CountingGroups.failed = True
+                raise
+            _CountingGroups.fail("DDP did not build over a counting group: %s: %s"
+                                 % (type(error).__name__, error))
+            return built
 
     ddp.__init__ = counting_init
     _count_ddp_forwards(ddp)
@@ -563,6 +625,8 @@ def _count_ddp_forwards(ddp):
 def _count_optimizer_steps(optim):
     optimizer = getattr(optim, "Optimizer", None)
     if optimizer is None:
+        _Unwatched.say("optimizer steps", "no torch.optim.Optimizer",
+                       "no steps are counted, so no straggler is named")
         return
     # torch 2.x: one hook for every optimizer (torch 1.13 deletes the submodule's name from
     # torch.optim, hence sys.modules).
@@ -598,12 +662,33 @@ def _count_optimizer_steps(optim):
     optimizer.__init__ = counting_init
 
 
-# What to patch in which module, the moment that module's import has run.
+# What to patch in which module, the moment that module's import has run, and what the patch
+# watches (said by _Unwatched if it fails). The hook points, tested on Debian's torch 1.13 and
+# on the release tests/pytorch/torch_pin.txt pins:
+# - torch.distributed's collective functions (_COLLECTIVES), init_process_group and
+#   destroy_process_group, wrapped;
+# - DistributedDataParallel.__init__'s process_group, given a counting group: torch's
+#   ProcessGroup subclassed in Python, its Python methods called from C++ (_CountingGroups),
+#   and the process group tables of c10d (_alias_in_c10d); the autograd engine's
+#   queue_callback (_BackwardEnds); DDP's forward (_count_ddp_forwards);
+# - torch.optim.optimizer.register_optimizer_step_post_hook (2.x), else Optimizer.step.
+# DDP's register_comm_hook was looked at and not used: a script may register only one comm
+# hook (DDP refuses a second), so a hook of ddprun's would take the place of the script's own,
+# and a Python hook replaces the reducer's C++ all-reduce with a Python call per bucket.
 _PATCHES = {
-    "torch.distributed": _count_collectives,
-    "torch.nn.parallel.distributed": _count_ddp_buckets,
-    "torch.optim": _count_optimizer_steps,
+    "torch.distributed": (_count_collectives, "torch.distributed's collectives"),
+    "torch.nn.parallel.distributed": (_count_ddp_buckets, _DDP_BUCKETS),
+    "torch.optim": (_count_optimizer_steps, "optimizer steps"),
 }
+
+
+def _patch(name, module):
+    """Applies the patch of module `name`; says what goes unwatched when it fails."""
+    patch, what = _PATCHES.pop(name)
+    try:
+        patch(module)
+    except Exception as error:
+        _Unwatched.say(what, "%s: %s" % (type(error).__name__, error), "it goes uncounted")
 
 
 class _AfterImport:
@@ -630,12 +715,8 @@ class _AfterImport:
 
         def exec_module(module):
             execute(module)
-            patch = _PATCHES.pop(name, None)
-            if patch is not None:
-                try:
-                    patch(module)
-                except Exception:
-                    pass
+            if name in _PATCHES:
+                _patch(name, module)
         try:
             loader.exec_module = exec_module  # this module's loader only: a fresh one per spec
         except Exception:
@@ -648,10 +729,7 @@ def _watch_imports():
         return
     already = [name for name in _PATCHES if name in _sys.modules]
     for name in already:  # imported before this file ran (not the usual case)
-        try:
-            _PATCHES.pop(name)(_sys.modules[name])
-        except Exception:
-            pass
+        _patch(name, _sys.modules[name])
     _sys.meta_path.insert(0, _AfterImport())
     import atexit
     atexit.register(_Progress.exiting)  # the last atexit function to run: registered first

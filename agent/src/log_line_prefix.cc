@@ -1,6 +1,9 @@
 // LogLinePrefix; see log_line_prefix.h.
 #include "ddprun/agent/log_line_prefix.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <map>
 
@@ -10,6 +13,13 @@ namespace {
 bool StartsIdentifier(char c) { return c == '_' || std::isalpha(static_cast<unsigned char>(c)); }
 bool InIdentifier(char c) { return c == '_' || std::isalnum(static_cast<unsigned char>(c)); }
 
+// The kernel's name for this host, as Python's socket.gethostname() gives torchrun's ${hostname}.
+std::string KernelHostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
 }  // namespace
 
 std::string LogLinePrefix(const std::optional<std::string>& prefix_template, int global_rank,
@@ -18,7 +28,8 @@ std::string LogLinePrefix(const std::optional<std::string>& prefix_template, int
   const std::map<std::string, std::string, std::less<>> values = {
       {"rank", std::to_string(global_rank)},
       {"local_rank", std::to_string(local_rank)},
-      {"role_name", role}};
+      {"role_name", role},
+      {"hostname", KernelHostName()}};
   const std::string& text = *prefix_template;
   std::string out;
   size_t i = 0;

@@ -60,6 +60,9 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   // ddprun hosts no TCPStore for the workers: rank 0 of a PyTorch job creates its own on
   // MASTER_PORT, which ddprun reserved for it.
   set(contract::kUseAgentStore, std::string("False"));
+  // What --signals_to_handle means to ddprun, whatever subset it named: the signals every agent
+  // forwards (torchrun 2.x sets the flag's value, by default these four).
+  set(contract::kSignalsToHandle, std::string("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));
   set_unless_inherited(contract::kNcclAsyncErrorHandling, "1");
   set_unless_inherited(contract::kLegacyNcclAsyncErrorHandling, "1");
   if (!job.node_interface.empty()) {

@@ -207,8 +207,11 @@ SupervisorOptions WorkerOptionsOf(const LaunchConfig& config) {
   options.output.redirects = config.redirects;
   options.output.tee = config.tee;
   options.output.local_ranks_filter = config.local_ranks_filter;
-  // torchrun's template for each output line's prefix, from its variable (log_line_prefix.h).
-  if (const char* prefix_template = std::getenv(kLogLinePrefixTemplateVariable)) {
+  // torchrun's template for each output line's prefix: its flag's, else its variable's
+  // (log_line_prefix.h).
+  if (config.log_line_prefix_template) {
+    options.output.line_prefix_template = config.log_line_prefix_template;
+  } else if (const char* prefix_template = std::getenv(kLogLinePrefixTemplateVariable)) {
     options.output.line_prefix_template = prefix_template;
   }
   options.output.role = config.role;

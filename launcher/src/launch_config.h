@@ -48,6 +48,8 @@ struct LaunchConfig {
   std::optional<int> metrics_port;
   // torchrun's --virtual_local_rank: LOCAL_RANK=0, CUDA_VISIBLE_DEVICES the worker's own GPU.
   bool virtual_local_rank = false;
+  // torchrun 2.x's --log_line_prefix_template; unset: TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE's.
+  std::optional<std::string> log_line_prefix_template;
   // The scheduler whose variables filled in flags the user left out ("Slurm job 12, step 0"),
   // and the line that says which and from where (logged at info level); empty outside one.
   std::string scheduler;

@@ -36,11 +36,17 @@ std::vector<FlagSpec> TorchrunCompatFlags(TorchrunCompatOptions& options) {
            "Accepted for torchrun compatibility (null or console): ddprun logs its events itself "
            "(DDPRUN_LOG_LEVEL)",
        .target = &options.event_log_handler},
+      {.name = "--log_line_prefix_template",
+       .help = "The prefix of each console line of a worker's output, torchrun's template of "
+               "${rank}, ${local_rank}, ${role_name} and ${hostname}; default: "
+               "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE's, else [rankN]: ",
+       .target = &options.log_line_prefix_template},
       // Refused by ResolveTorchrunCompatOptions, with what to use instead; defined (hidden) so
       // that their values parse and the message is ddprun's, not "unrecognized option".
       {.name = "--logs_specs", .target = &options.logs_specs},
       {.name = "--duplicate_stdout_filters", .target = &options.duplicate_stdout_filters},
       {.name = "--duplicate_stderr_filters", .target = &options.duplicate_stderr_filters},
+      {.name = "--print_completion", .target = &options.print_completion},
       {.name = "--use_env", .pet = false, .target = &options.use_env},
       {.name = "--local_rank", .pet = false, .target = &options.local_rank},
   };
@@ -48,6 +54,10 @@ std::vector<FlagSpec> TorchrunCompatFlags(TorchrunCompatOptions& options) {
 
 Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, LaunchConfig& config) {
   config.virtual_local_rank = options.virtual_local_rank;
+  // As torchrun 2.x: the flag, else the variable (read where the workers' output is routed).
+  if (!options.log_line_prefix_template.empty()) {
+    config.log_line_prefix_template = options.log_line_prefix_template;
+  }
   if (!options.signals_to_handle.empty()) {
     for (const std::string& name : SplitCommas(options.signals_to_handle)) {
       if (!kHandledSignals.contains(name)) {
@@ -66,8 +76,8 @@ Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, Launch
   }
   if (!options.logs_specs.empty()) {
     return InvalidArgumentError(
-        "--logs_specs: ddprun has no log-spec plugins; choose where worker logs go with "
-        "--log_dir, --redirects and --tee");
+        "--logs_specs: not supported: ddprun has no log-spec plugins; choose where worker logs "
+        "go with --log_dir, --redirects and --tee");
   }
   if (!options.numa_binding.empty()) {
     config.numa_binding = ParseNumaBinding(options.numa_binding);
@@ -80,6 +90,11 @@ Status ResolveTorchrunCompatOptions(const TorchrunCompatOptions& options, Launch
     return InvalidArgumentError(
         "--duplicate_stdout_filters/--duplicate_stderr_filters: not supported; copy worker output "
         "to files with --tee 3 --log_dir DIR and filter those files");
+  }
+  if (!options.print_completion.empty()) {
+    return InvalidArgumentError(
+        "--print_completion: not supported: ddprun prints no shell completion script; "
+        "`ddprun --help` lists every flag");
   }
   if (options.use_env || !options.local_rank.empty()) {
     return InvalidArgumentError(

@@ -1,8 +1,9 @@
 // The torchrun flags that are not about what ddprun does but about how torchrun is built: each is
 // either accepted with torchrun's meaning (--virtual_local_rank, --signals_to_handle with
-// torchrun's signals, --event_log_handler, --numa_binding) or refused with a one-line message
-// that says what to use instead (--logs_specs, --duplicate_*_filters, and
-// torch.distributed.launch's --use_env and --local_rank). Each also reads its PET_* variable, as in
+// torchrun's signals, --event_log_handler, --numa_binding, --log_line_prefix_template) or
+// refused with a one-line message that names it as not supported and says what to use instead
+// (--logs_specs, --duplicate_*_filters, --print_completion, and torch.distributed.launch's
+// --use_env and --local_rank). Each also reads its PET_* variable, as in
 // torchrun.
 #pragma once
 
@@ -23,6 +24,8 @@ struct TorchrunCompatOptions {
   std::string numa_binding;
   std::string duplicate_stdout_filters;
   std::string duplicate_stderr_filters;
+  std::string log_line_prefix_template;
+  std::string print_completion;
   bool use_env = false;
   std::string local_rank;
 };

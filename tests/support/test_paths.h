@@ -18,5 +18,8 @@ extern const char* const kClassifyExample;
 extern const char* const kSourceDir;       // the repository
 extern const char* const kTestWorkersDir;  // tests/workers
 extern const char* const kPytorchScripts;  // tests/pytorch
+// The interpreter of the pinned torch (tests/pytorch/torch_pin.txt) that ./run.sh test installs,
+// as configured by DDPRUN_TEST_TORCH_PYTHON; "" when the build was configured without one.
+extern const char* const kTorchPython;
 
 }  // namespace ddprun::testing::paths

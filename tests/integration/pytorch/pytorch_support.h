@@ -28,17 +28,25 @@ inline bool ImportsTorch(const std::string& python) {
   return Run({python, "-c", "import torch, torch.distributed"}, {}, 120s).code() == 0;
 }
 
-// The path of a python3 that imports torch: $DDPRUN_TEST_PYTHON, else the first python3 on PATH
-// that does, else /usr/bin/python3. Empty when none does. Looked up once.
+// The python3 the tests run PyTorch with: $DDPRUN_TEST_PYTHON (the registration of the tests
+// that run again under the oldest torch sets it), else the pinned torch's that the build was
+// configured with (paths::kTorchPython), else the first python3 on PATH that imports torch, else
+// /usr/bin/python3. Empty when the one chosen, or with neither set any, does not import torch.
+// Looked up once.
 inline const std::string& PythonWithTorch() {
   static const std::string found = [] {
     std::vector<std::string> candidates;
-    if (const char* chosen = std::getenv("DDPRUN_TEST_PYTHON")) candidates.push_back(chosen);
-    std::stringstream path(std::getenv("PATH") ? std::getenv("PATH") : "");
-    for (std::string dir; std::getline(path, dir, ':');) {
-      if (!dir.empty()) candidates.push_back(dir + "/python3");
+    if (const char* chosen = std::getenv("DDPRUN_TEST_PYTHON"); chosen && *chosen) {
+      candidates.push_back(chosen);
+    } else if (*paths::kTorchPython) {
+      candidates.push_back(paths::kTorchPython);
+    } else {
+      std::stringstream path(std::getenv("PATH") ? std::getenv("PATH") : "");
+      for (std::string dir; std::getline(path, dir, ':');) {
+        if (!dir.empty()) candidates.push_back(dir + "/python3");
+      }
+      candidates.push_back("/usr/bin/python3");
     }
-    candidates.push_back("/usr/bin/python3");
     for (const auto& candidate : candidates) {
       if (ImportsTorch(candidate)) return candidate;
     }
@@ -51,8 +59,31 @@ inline const std::string& PythonWithTorch() {
 inline bool HavePytorch() {
   if (!PythonWithTorch().empty()) return true;
   SkipTest(
-      "no python3 here imports torch; install it with apt-get install python3-torch "
-      "(./run.sh test does)");
+      "no python3 here imports torch (DDPRUN_TEST_PYTHON, or the build's "
+      "DDPRUN_TEST_TORCH_PYTHON, where set); ./run.sh test installs the pinned torch and "
+      "Debian's python3-torch");
+  return false;
+}
+
+// torch.__version__ of PythonWithTorch() without its local part ("2.15.0", "1.13.1"); empty
+// without one. Looked up once.
+inline const std::string& TorchVersion() {
+  static const std::string version = [] {
+    if (PythonWithTorch().empty()) return std::string();
+    auto result = Run(
+        {PythonWithTorch(), "-c", "import torch; print(torch.__version__.split('+')[0], end='')"},
+        {}, 120s);
+    return result.code() == 0 ? result.out : std::string();
+  }();
+  return version;
+}
+
+// True when PythonWithTorch()'s torch is 2.x or later; else false, after SkipTest naming `what`
+// as what needs it.
+inline bool HaveTorch2(const std::string& what) {
+  if (!HavePytorch()) return false;
+  if (!TorchVersion().empty() && TorchVersion()[0] != '1') return true;
+  SkipTest(what + " needs torch 2.x; this python3 has torch " + TorchVersion());
   return false;
 }
 

@@ -2,6 +2,9 @@
 // string.Template.safe_substitute fills it.
 #include "ddprun/agent/log_line_prefix.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 using namespace ddprun;
@@ -16,6 +19,13 @@ TEST_CASE("a template names the rank, the local rank and the role, braced or not
   CHECK(LogLinePrefix("$rank-$local_rank ", 12, 0, "default") == "12-0 ");
   CHECK(LogLinePrefix("$rank_x", 3, 0, "default") == "$rank_x");  // another identifier
   CHECK(LogLinePrefix("${rank}x", 3, 0, "default") == "3x");
+}
+
+TEST_CASE("${hostname} is the host's name, as torchrun 2.x fills it", "[log_line_prefix]") {
+  char name[HOST_NAME_MAX + 1] = {};
+  REQUIRE(::gethostname(name, sizeof(name) - 1) == 0);
+  REQUIRE(name[0] != '\0');
+  CHECK(LogLinePrefix("${hostname}:${rank}: ", 3, 0, "default") == std::string(name) + ":3: ");
 }
 
 TEST_CASE("what safe_substitute leaves alone stays as written", "[log_line_prefix]") {

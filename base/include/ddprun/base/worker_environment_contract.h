@@ -63,6 +63,9 @@ inline constexpr Variable kErrorFile{"TORCHELASTIC_ERROR_FILE",
 inline constexpr Variable kUseAgentStore{"TORCHELASTIC_USE_AGENT_STORE",
                                          "False: rank 0 hosts PyTorch's TCPStore", Writer::kAgent,
                                          "PyTorch", ""};
+inline constexpr Variable kSignalsToHandle{"TORCHELASTIC_SIGNALS_TO_HANDLE",
+                                           "the signals the agent forwards to its workers",
+                                           Writer::kAgent, "PyTorch (torchrun 2.x sets it)", ""};
 inline constexpr Variable kNcclAsyncErrorHandling{"TORCH_NCCL_ASYNC_ERROR_HANDLING",
                                                   "1, unless inherited", Writer::kAgent,
                                                   "PyTorch's NCCL process group", ""};
@@ -143,6 +146,7 @@ inline constexpr std::array kAll = {&kRank,
                                     &kRunId,
                                     &kErrorFile,
                                     &kUseAgentStore,
+                                    &kSignalsToHandle,
                                     &kNcclAsyncErrorHandling,
                                     &kLegacyNcclAsyncErrorHandling,
                                     &kOmpNumThreads,

@@ -1,0 +1,173 @@
+// What torch 2.x scripts do, unmodified, under ddprun: torch.compile (inductor, on the CPU),
+// torch.distributed.checkpoint (save, a rank killed, resume), gradient accumulation under
+// no_sync, and a warm worker's fork of an interpreter that imported torch 2.x. Each test runs the
+// script under the real torchrun 2.x, under ddprun, and under ddprun --python_preload=torch, and
+// the three must train to the same weights, bit for bit (tests/pytorch/torch2/weights_digest.py).
+// The tests start both kinds of worker themselves, so none is registered again as
+// "pytorch, preloaded" (none is tagged [ddprun]).
+#include <catch2/catch.hpp>
+#include <regex>
+
+#include "integration/launcher/launcher_test_support.h"
+#include "pytorch_support.h"
+
+using namespace ddprun::testing;
+
+namespace {
+
+std::string Torch2Script(const std::string& name) { return Script("torch2/" + name); }
+
+// How a test's script is started: by torchrun 2.x, by ddprun, by ddprun with warm workers.
+enum class Launcher { kTorchrun, kDdprun, kDdprunPreloaded };
+
+const char* Name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::kTorchrun:
+      return "torchrun";
+    case Launcher::kDdprun:
+      return "ddprun";
+    case Launcher::kDdprunPreloaded:
+      return "ddprun --python_preload=torch";
+  }
+  return "";
+}
+
+constexpr Launcher kLaunchers[] = {Launcher::kTorchrun, Launcher::kDdprun,
+                                   Launcher::kDdprunPreloaded};
+
+// `flags` and `script_args` for 2 ranks on this host under `launcher`, with torch's interpreter
+// first on PATH and `env` added.
+RunResult Launch(Launcher launcher, std::vector<std::string> flags,
+                 const std::vector<std::string>& script_args,
+                 std::map<std::string, std::string> env = {}) {
+  std::vector<std::string> command;
+  if (launcher == Launcher::kTorchrun) {
+    command = {PythonWithTorch(), "-m", "torch.distributed.run"};
+  } else {
+    command = {kDdprun};
+    if (launcher == Launcher::kDdprunPreloaded) command.push_back("--python_preload=torch");
+  }
+  command.insert(command.end(), {"--standalone", "--nproc-per-node=2"});
+  command.insert(command.end(), flags.begin(), flags.end());
+  command.insert(command.end(), script_args.begin(), script_args.end());
+  auto full_env = PytorchEnv();
+  full_env.insert(env.begin(), env.end());
+  return Run(command, full_env, 300s);
+}
+
+// The digest rank 0 printed ("weights DIGEST ..."); "none" without one.
+std::string Weights(const RunResult& result) {
+  std::smatch match;
+  return std::regex_search(result.out, match, std::regex("weights ([0-9a-f]{16}) steps"))
+             ? match[1].str()
+             : std::string("none");
+}
+
+}  // namespace
+
+TEST_CASE("gradient accumulation under no_sync trains to torchrun 2.x's weights, warm or not") {
+  if (!HaveTorch2("a torch 2.x script")) return;
+  std::map<Launcher, std::string> weights;
+  for (Launcher launcher : kLaunchers) {
+    const auto result = Launch(launcher, {}, {Torch2Script("ddp_no_sync.py"), "--steps", "6"});
+    INFO(Name(launcher) << ":\n" << result.out << result.err);
+    CHECK(result.code() == 0);
+    weights[launcher] = Weights(result);
+  }
+  CHECK(weights[Launcher::kTorchrun] != "none");
+  CHECK(weights[Launcher::kDdprun] == weights[Launcher::kTorchrun]);
+  CHECK(weights[Launcher::kDdprunPreloaded] == weights[Launcher::kTorchrun]);
+}
+
+TEST_CASE("a DDP model compiled by torch.compile trains to torchrun 2.x's weights, warm or not") {
+  if (!HaveTorch2("torch.compile")) return;
+  std::map<Launcher, std::string> weights;
+  for (Launcher launcher : kLaunchers) {
+    // Each run compiles for itself: an inductor cache of its own, empty.
+    ScratchDir cache;
+    const auto result = Launch(launcher, {}, {Torch2Script("ddp_compile.py"), "--steps", "4"},
+                               {{"TORCHINDUCTOR_CACHE_DIR", cache.path()}});
+    INFO(Name(launcher) << ":\n" << result.out << result.err);
+    CHECK(result.code() == 0);
+    weights[launcher] = Weights(result);
+  }
+  CHECK(weights[Launcher::kTorchrun] != "none");
+  CHECK(weights[Launcher::kDdprun] == weights[Launcher::kTorchrun]);
+  CHECK(weights[Launcher::kDdprunPreloaded] == weights[Launcher::kTorchrun]);
+}
+
+TEST_CASE(
+    "a rank killed after a distributed checkpoint resumes from it to torchrun 2.x's weights "
+    "and an uninterrupted run's, warm or not") {
+  if (!HaveTorch2("torch.distributed.checkpoint")) return;
+  // Checkpoints after steps 4 and 8; rank 1 of the first attempt is SIGKILLed at step 6.
+  const std::vector<std::string> args = {"--steps", "10", "--every", "4", "--kill_at", "6"};
+  std::string uninterrupted;
+  {
+    ScratchDir checkpoints;
+    auto script_args = std::vector<std::string>{Torch2Script("ddp_dcp_resume.py"),
+                                                "--steps",
+                                                "10",
+                                                "--every",
+                                                "4",
+                                                "--checkpoint_dir",
+                                                checkpoints.path()};
+    const auto result = Launch(Launcher::kDdprun, {}, script_args);
+    INFO(result.out << result.err);
+    REQUIRE(result.code() == 0);
+    CHECK(Count(result.out, "resumed at step") == 0);
+    uninterrupted = Weights(result);
+    REQUIRE(uninterrupted != "none");
+  }
+  for (Launcher launcher : kLaunchers) {
+    ScratchDir checkpoints;
+    std::vector<std::string> script_args = {Torch2Script("ddp_dcp_resume.py"), "--checkpoint_dir",
+                                            checkpoints.path()};
+    script_args.insert(script_args.end(), args.begin(), args.end());
+    const auto result = Launch(launcher, {"--max-restarts=1"}, script_args);
+    INFO(Name(launcher) << ":\n" << result.out << result.err);
+    CHECK(result.code() == 0);
+    CHECK(Count(result.out, "resumed at step 4") == 2);  // both ranks, in the second attempt
+    CHECK(Weights(result) == uninterrupted);
+  }
+}
+
+TEST_CASE(
+    "@record's error under torch 2.x reaches ddprun's report as torchrun 2.x's, warm or "
+    "not") {
+  if (!HaveTorch2("torchrun 2.x's report")) return;
+  const std::string error = "ValueError: shard 1 is missing: no file data/shard-1.bin";
+  for (Launcher launcher : kLaunchers) {
+    const auto result = Launch(launcher, {}, {Script("raises_with_record.py")});
+    INFO(Name(launcher) << ":\n" << result.out << result.err);
+    CHECK(result.code() == 1);
+    CHECK(Count(result.out + result.err, error) >= 1);
+    CHECK(Count(result.out + result.err, "in load_shard") >= 1);  // the traceback's frame
+  }
+}
+
+TEST_CASE(
+    "a worker forked from an interpreter that imported torch 2.x runs OpenMP, threads, "
+    "DataLoader workers and gloo as a fresh one does") {
+  if (!HaveTorch2("torch 2.x's fork safety")) return;
+  std::map<Launcher, std::vector<std::string>> lines;
+  for (Launcher launcher : kLaunchers) {
+    const auto result = Launch(launcher, {}, {Torch2Script("fork_safety.py")});
+    INFO(Name(launcher) << ":\n" << result.out << result.err);
+    CHECK(result.code() == 0);
+    std::vector<std::string> own;
+    for (const auto& line : Lines(result.out)) {
+      const size_t at = line.find("threads_at_start ");
+      const size_t loader = line.find("loader ");
+      if (at != std::string::npos) own.push_back(line.substr(at));
+      if (loader != std::string::npos) own.push_back(line.substr(loader));
+    }
+    std::sort(own.begin(), own.end());
+    lines[launcher] = own;
+  }
+  REQUIRE(lines[Launcher::kTorchrun].size() == 6);  // three lines of each rank, sorted
+  CHECK_THAT(lines[Launcher::kTorchrun][4],
+             Catch::StartsWith("threads_at_start 1 omp_threads 2 product "));
+  CHECK(lines[Launcher::kDdprun] == lines[Launcher::kTorchrun]);
+  CHECK(lines[Launcher::kDdprunPreloaded] == lines[Launcher::kTorchrun]);
+}
