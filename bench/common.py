@@ -57,6 +57,22 @@ def wall_seconds(command, env=None):
     return time.perf_counter() - start
 
 
+def run_bounded(command, env, timeout):
+    """Runs command, its output discarded, in a process group of its own: "ok" when it exits 0
+    within `timeout` seconds, "failed" on another exit, "hung" when it did not finish (its group
+    is then killed). For anchors that do not always get through a run here (torchrun 2.x's
+    restart of a gloo job: bench/RESULTS.md), so that the caller counts such runs and tries
+    again instead of stopping, or waiting for ever."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        return "ok" if process.wait(timeout=timeout) == 0 else "failed"
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)
+        process.wait()
+        return "hung"
+
+
 def peak_rss_mib(command, env=None):
     """Peak resident memory of command's process tree in MiB, as GNU time reports it (the
     largest of the process and its descendants)."""

@@ -9,13 +9,12 @@ Debian's 1.13; medians, with the spread.
 Usage: /usr/bin/python3 bench/python_restart.py [RUNS]
 """
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 from common import (DDPRUN, PYTHON, ROOT, TORCHRUN, median, path_with, read_times, report_ms,
-                    require, torch2_python, torchrun2)
+                    require, run_bounded, torch2_python, torchrun2)
 
 SCRIPT = os.path.join(ROOT, "bench", "workers", "ddp_restart_probe.py")
 ARGS = ["--standalone", "--nproc_per_node=2", "--max_restarts=1", SCRIPT]
@@ -34,13 +33,20 @@ def launchers(torch2):
     }
 
 
-def one_run(command, python):
-    """(first start, restart) in seconds of one run of command."""
+# Runs that did not get through (a non-zero exit, or no end in 120 s), by launcher and how.
+LOST = {}
+
+
+def one_run(name, command, python):
+    """(first start, restart) in seconds of one run of command; None, counted in LOST, when the
+    run did not get through."""
     with tempfile.TemporaryDirectory(prefix="ddprun_python_restart_") as probe:
         env = dict(path_with(python), PROBE_DIR=probe, OMP_NUM_THREADS="1")
         launched = time.time()
-        subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+        outcome = run_bounded(command, env, 120)
+        if outcome != "ok":
+            LOST.setdefault(name, []).append(outcome)
+            return None
         first = read_times(os.path.join(probe, "step.0.*"))
         second = read_times(os.path.join(probe, "step.1.*"))
         (failed,) = read_times(os.path.join(probe, "fail"))
@@ -55,24 +61,37 @@ def main():
     commands = launchers(torch2_python())
     starts = {name: [] for name in commands}
     restarts = {name: [] for name in commands}
-    for _ in range(runs):
+    # Interleaved rounds until every launcher has `runs` runs, or has lost as many as that.
+    while any(len(restarts[name]) < runs and len(LOST.get(name, [])) < runs
+              for name in commands):
         for name, (command, python) in commands.items():
-            start, restart = one_run(command, python)
-            starts[name].append(start)
-            restarts[name].append(restart)
-    for name in commands:
+            if len(restarts[name]) >= runs or len(LOST.get(name, [])) >= runs:
+                continue
+            measured = one_run(name, command, python)
+            if measured is not None:
+                starts[name].append(measured[0])
+                restarts[name].append(measured[1])
+    for name, outcomes in LOST.items():
+        print(f"lost      {name}: {outcomes.count('failed')} run(s) failed, "
+              f"{outcomes.count('hung')} hung past 120 s, against {len(restarts[name])} that "
+              "got through")
+    measured = [name for name in commands if restarts[name]]
+    for name in measured:
         report_ms(name, "first step of the first attempt", starts[name])
-    for name in commands:
+    for name in measured:
         report_ms(name, "restart to every rank's first step", restarts[name])
     for torch in ("2.x", "1.13"):
-        warm, cold, torchrun = (median(restarts[f"{torch} {name}"])
-                                for name in ("warm", "ddprun", "torchrun"))
-        print(f"ratio     torch {torch}: warm restart is {torchrun / warm:.1f}x faster than "
-              f"torchrun's (target >= 10x, under 300 ms), {cold / warm:.1f}x ddprun's without "
+        warm, cold, torchrun = (f"{torch} {name}" for name in ("warm", "ddprun", "torchrun"))
+        if not restarts[warm] or not restarts[cold]:
+            continue
+        against = (f"{median(restarts[torchrun]) / median(restarts[warm]):.1f}x faster than "
+                   "torchrun's" if restarts[torchrun] else "torchrun got through no restart")
+        print(f"ratio     torch {torch}: warm restart is {against} (target >= 10x, under 300 "
+              f"ms), {median(restarts[cold]) / median(restarts[warm]):.1f}x ddprun's without "
               "the preload")
         print(f"ratio     torch {torch}: warm first start is "
-              f"{median(starts[f'{torch} warm']) / median(starts[f'{torch} ddprun']):.2f}x "
-              "ddprun's without the preload (target: no slower)")
+              f"{median(starts[warm]) / median(starts[cold]):.2f}x ddprun's without the preload "
+              "(target: no slower)")
 
 
 if __name__ == "__main__":

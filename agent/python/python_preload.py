@@ -110,14 +110,32 @@ def _thread_count():
     return len(os.listdir("/proc/self/task"))
 
 
+# What a DDP script's first steps import lazily, by preloaded module: torch 2.x's
+# DistributedDataParallel imports torch.distributed.tensor, dynamo and inductor's config when it
+# is built (2.2 s and 900 modules in torch 2.15, paid by every forked worker of every attempt
+# otherwise), init_process_group the functional collectives. Imported where the torch has them
+# (1.13 has none), a missing one skipped.
+_WARM_WITH = {
+    "torch": ("torch._dynamo", "torch.distributed.tensor.parallel.ddp",
+              "torch.distributed._functional_collectives", "torch._inductor.config"),
+}
+
+
 def _preload(modules):
-    """Imports `modules`; the reason the interpreter cannot fork workers, or None."""
+    """Imports `modules`, and what their first use imports (_WARM_WITH); the reason the
+    interpreter cannot fork workers, or None."""
     import importlib
     for name in modules:
         try:
             importlib.import_module(name)
         except BaseException as error:  # an import may raise anything, SystemExit included
             return "importing %s failed: %s: %s" % (name, type(error).__name__, error)
+    for name in modules:
+        for lazy in _WARM_WITH.get(name, ()):
+            try:
+                importlib.import_module(lazy)
+            except ImportError:
+                pass
     import threading
     if threading.active_count() > 1:
         return ("importing %s started %d Python thread(s), which a fork would not copy"

@@ -52,7 +52,7 @@ std::vector<std::string> MarkerPids(const std::string& file) { return Lines(Read
 }  // namespace
 
 TEST_CASE("a worker forked by --python_preload sees what a worker started by exec sees",
-          "[sanitizers]") {
+          "[sanitizers][torch_version]") {
   if (!HavePytorch()) return;
   struct Variant {
     const char* name;

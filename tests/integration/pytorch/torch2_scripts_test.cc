@@ -52,7 +52,10 @@ RunResult Launch(Launcher launcher, std::vector<std::string> flags,
   command.insert(command.end(), script_args.begin(), script_args.end());
   auto full_env = PytorchEnv();
   full_env.insert(env.begin(), env.end());
-  return Run(command, full_env, 300s);
+  auto result = Run(command, full_env, 300s);
+  // Warm workers really forked: a preload that cannot serve says so and starts them by exec.
+  if (launcher == Launcher::kDdprunPreloaded) CHECK(Count(result.err, "--python_preload") == 0);
+  return result;
 }
 
 // The digest rank 0 printed ("weights DIGEST ..."); "none" without one.

@@ -101,7 +101,7 @@ TEST_CASE("a script that fails once, reading TORCHELASTIC_RESTART_COUNT, is rest
 }
 
 TEST_CASE("an exception under @record is in the failure report, and ddprun exits with its code",
-          "[ddprun]") {
+          "[ddprun][torch_version]") {
   if (!HavePytorch()) return;
   auto result = RunStandalone({Script("raises_with_record.py")});
   INFO(result.out << result.err);
