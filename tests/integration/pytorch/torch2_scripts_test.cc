@@ -2,7 +2,8 @@
 // torch.distributed.checkpoint (save, a rank killed, resume), gradient accumulation under
 // no_sync, and a warm worker's fork of an interpreter that imported torch 2.x. Each test runs the
 // script under the real torchrun 2.x, under ddprun, and under ddprun --python_preload=torch, and
-// the three must train to the same weights, bit for bit (tests/pytorch/torch2/weights_digest.py).
+// the three must train to the same weights, bit for bit (tests/pytorch/torch2/weights_digest.py);
+// the checkpoint's test kills and resumes under ddprun only.
 // The tests start both kinds of worker themselves, so none is registered again as
 // "pytorch, preloaded" (none is tagged [ddprun]).
 #include <catch2/catch.hpp>
@@ -100,34 +101,31 @@ TEST_CASE("a DDP model compiled by torch.compile trains to torchrun 2.x's weight
 }
 
 TEST_CASE(
-    "a rank killed after a distributed checkpoint resumes from it to torchrun 2.x's weights "
-    "and an uninterrupted run's, warm or not") {
+    "a rank killed after a distributed checkpoint resumes from it, warm or not, to the "
+    "weights of an uninterrupted run under torchrun 2.x") {
   if (!HaveTorch2("torch.distributed.checkpoint")) return;
-  // Checkpoints after steps 4 and 8; rank 1 of the first attempt is SIGKILLed at step 6.
-  const std::vector<std::string> args = {"--steps", "10", "--every", "4", "--kill_at", "6"};
+  // torchrun 2.x trains it uninterrupted: its own restart of a gloo job does not get through on
+  // this machine (the second attempt's gloo connect is refused or hangs; bench/RESULTS.md,
+  // 2026-12-07), so its kill and resume would test that, not DCP under ddprun.
   std::string uninterrupted;
   {
     ScratchDir checkpoints;
-    auto script_args = std::vector<std::string>{Torch2Script("ddp_dcp_resume.py"),
-                                                "--steps",
-                                                "10",
-                                                "--every",
-                                                "4",
-                                                "--checkpoint_dir",
-                                                checkpoints.path()};
-    const auto result = Launch(Launcher::kDdprun, {}, script_args);
+    const auto result = Launch(Launcher::kTorchrun, {},
+                               {Torch2Script("ddp_dcp_resume.py"), "--steps", "10", "--every", "4",
+                                "--checkpoint_dir", checkpoints.path()});
     INFO(result.out << result.err);
     REQUIRE(result.code() == 0);
     CHECK(Count(result.out, "resumed at step") == 0);
     uninterrupted = Weights(result);
     REQUIRE(uninterrupted != "none");
   }
-  for (Launcher launcher : kLaunchers) {
+  // Checkpoints after steps 4 and 8; rank 1 of the first attempt is SIGKILLed at step 6.
+  for (Launcher launcher : {Launcher::kDdprun, Launcher::kDdprunPreloaded}) {
     ScratchDir checkpoints;
-    std::vector<std::string> script_args = {Torch2Script("ddp_dcp_resume.py"), "--checkpoint_dir",
-                                            checkpoints.path()};
-    script_args.insert(script_args.end(), args.begin(), args.end());
-    const auto result = Launch(launcher, {"--max-restarts=1"}, script_args);
+    const auto result =
+        Launch(launcher, {"--max-restarts=1"},
+               {Torch2Script("ddp_dcp_resume.py"), "--checkpoint_dir", checkpoints.path(),
+                "--steps", "10", "--every", "4", "--kill_at", "6"});
     INFO(Name(launcher) << ":\n" << result.out << result.err);
     CHECK(result.code() == 0);
     CHECK(Count(result.out, "resumed at step 4") == 2);  // both ranks, in the second attempt
