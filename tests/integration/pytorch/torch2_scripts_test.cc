@@ -2,7 +2,7 @@
 // torch.distributed.checkpoint (save, a rank killed, resume), gradient accumulation under
 // no_sync, and a warm worker's fork of an interpreter that imported torch 2.x. Each test runs the
 // script under the real torchrun 2.x, under ddprun, and under ddprun --python_preload=torch, and
-// the three must train to the same weights, bit for bit (tests/pytorch/torch2/weights_digest.py);
+// the three must train to the same weights, bit for bit (tests/pytorch/torch2/ddp_setup.py);
 // the checkpoint's test kills and resumes under ddprun only.
 // The tests start both kinds of worker themselves, so none is registered again as
 // "pytorch, preloaded" (none is tagged [ddprun]).
@@ -67,13 +67,17 @@ std::string Weights(const RunResult& result) {
              : std::string("none");
 }
 
-}  // namespace
-
-TEST_CASE("gradient accumulation under no_sync trains to torchrun 2.x's weights, warm or not") {
-  if (!HaveTorch2("a torch 2.x script")) return;
+// Runs the script with `script_args` under each launcher: each must succeed, and all must train
+// to torchrun's weights. With own_inductor_cache each run compiles for itself, into an empty
+// inductor cache of its own.
+void CheckSameWeights(const std::vector<std::string>& script_args,
+                      bool own_inductor_cache = false) {
   std::map<Launcher, std::string> weights;
   for (Launcher launcher : kLaunchers) {
-    const auto result = Launch(launcher, {}, {Torch2Script("ddp_no_sync.py"), "--steps", "6"});
+    ScratchDir cache;
+    std::map<std::string, std::string> env;
+    if (own_inductor_cache) env["TORCHINDUCTOR_CACHE_DIR"] = cache.path();
+    const auto result = Launch(launcher, {}, script_args, env);
     INFO(Name(launcher) << ":\n" << result.out << result.err);
     CHECK(result.code() == 0);
     weights[launcher] = Weights(result);
@@ -83,21 +87,16 @@ TEST_CASE("gradient accumulation under no_sync trains to torchrun 2.x's weights,
   CHECK(weights[Launcher::kDdprunPreloaded] == weights[Launcher::kTorchrun]);
 }
 
+}  // namespace
+
+TEST_CASE("gradient accumulation under no_sync trains to torchrun 2.x's weights, warm or not") {
+  if (!HaveTorch2("a torch 2.x script")) return;
+  CheckSameWeights({Torch2Script("ddp_no_sync.py"), "--steps", "6"});
+}
+
 TEST_CASE("a DDP model compiled by torch.compile trains to torchrun 2.x's weights, warm or not") {
   if (!HaveTorch2("torch.compile")) return;
-  std::map<Launcher, std::string> weights;
-  for (Launcher launcher : kLaunchers) {
-    // Each run compiles for itself: an inductor cache of its own, empty.
-    ScratchDir cache;
-    const auto result = Launch(launcher, {}, {Torch2Script("ddp_compile.py"), "--steps", "4"},
-                               {{"TORCHINDUCTOR_CACHE_DIR", cache.path()}});
-    INFO(Name(launcher) << ":\n" << result.out << result.err);
-    CHECK(result.code() == 0);
-    weights[launcher] = Weights(result);
-  }
-  CHECK(weights[Launcher::kTorchrun] != "none");
-  CHECK(weights[Launcher::kDdprun] == weights[Launcher::kTorchrun]);
-  CHECK(weights[Launcher::kDdprunPreloaded] == weights[Launcher::kTorchrun]);
+  CheckSameWeights({Torch2Script("ddp_compile.py"), "--steps", "4"}, /*own_inductor_cache=*/true);
 }
 
 TEST_CASE(

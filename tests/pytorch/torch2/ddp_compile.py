@@ -1,24 +1,19 @@
 """An unmodified DDP script whose model is compiled by torch.compile (inductor, on the CPU: C++
 kernels built with the machine's compiler), trained for --steps steps. Rank 0 prints
-"weights DIGEST steps N compiled" at the end (weights_digest.py)."""
+"weights DIGEST steps N compiled" at the end (ddp_setup.py)."""
 import argparse
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
 
-from weights_digest import weights_digest
+from ddp_setup import ddp_model, weights_digest
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    torch.manual_seed(0)
-    model = DistributedDataParallel(torch.nn.Sequential(
-        torch.nn.Linear(10, 50), torch.nn.ReLU(), torch.nn.Linear(50, 1)))
+    rank, model = ddp_model()
     compiled = torch.compile(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     data = torch.Generator().manual_seed(100 + rank)

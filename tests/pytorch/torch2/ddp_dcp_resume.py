@@ -6,7 +6,7 @@ computes what an uninterrupted one does.
 
 With --kill_at S, rank 1 of the first attempt (TORCHELASTIC_RESTART_COUNT 0) kills itself with
 SIGKILL at step S, as the machine's OOM killer would. Each rank prints "resumed at step N" when it
-loads a checkpoint; rank 0 prints "weights DIGEST steps N" at the end (weights_digest.py)."""
+loads a checkpoint; rank 0 prints "weights DIGEST steps N" at the end (ddp_setup.py)."""
 import argparse
 import os
 import signal
@@ -15,9 +15,8 @@ import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
-from torch.nn.parallel import DistributedDataParallel
 
-from weights_digest import weights_digest
+from ddp_setup import ddp_model, weights_digest
 
 
 def latest_checkpoint(directory):
@@ -37,11 +36,7 @@ def main():
     parser.add_argument("--checkpoint_dir", required=True)
     parser.add_argument("--kill_at", type=int, default=-1)
     args = parser.parse_args()
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    torch.manual_seed(0)
-    model = DistributedDataParallel(torch.nn.Sequential(
-        torch.nn.Linear(10, 50), torch.nn.ReLU(), torch.nn.Linear(50, 1)))
+    rank, model = ddp_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     start, path = latest_checkpoint(args.checkpoint_dir)
     if path is not None:

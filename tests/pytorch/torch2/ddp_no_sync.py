@@ -1,13 +1,12 @@
 """An unmodified DDP script that accumulates gradients over --micro micro-batches a step, the
 first ones under model.no_sync() (no all-reduce), the last one synchronized, as the DDP
-documentation shows. Rank 0 prints "weights DIGEST steps N" at the end (weights_digest.py)."""
+documentation shows. Rank 0 prints "weights DIGEST steps N" at the end (ddp_setup.py)."""
 import argparse
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
 
-from weights_digest import weights_digest
+from ddp_setup import ddp_model, weights_digest
 
 
 def main():
@@ -15,11 +14,7 @@ def main():
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--micro", type=int, default=4)
     args = parser.parse_args()
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    torch.manual_seed(0)
-    model = DistributedDataParallel(torch.nn.Sequential(
-        torch.nn.Linear(10, 50), torch.nn.ReLU(), torch.nn.Linear(50, 1)))
+    rank, model = ddp_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     data = torch.Generator().manual_seed(100 + rank)
     for _ in range(args.steps):
