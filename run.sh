@@ -253,7 +253,10 @@ case "${1:-}" in
     stage "the sources' layout: clang-format" format_check
     stage "test names CTest and Catch2 can report: no ';', no late ': '" python3 tests/tools/test_names_check.py tests
     stage "build" build "$BUILD_DIR"
-    stage "tests" run_tests "$BUILD_DIR"
+    # A test that fails is run once more before it counts as failed: hooked PyTorch jobs on
+    # torch 2.15 now and then abort at their very end ("terminate called without an active
+    # exception", about once a full run; an open defect, bench/RESULTS.md, 2026-12-07).
+    stage "tests" run_tests "$BUILD_DIR" --repeat until-pass:2
     stage "clang build with -Wthread-safety -Werror, under ThreadSanitizer" clang_tsan_build
     stage "tests under ThreadSanitizer" tsan_tests
     if [ "${DDPRUN_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -158,9 +158,10 @@ class _Progress:
     @classmethod
     def exiting(cls):
         """At exit: a process that counted anything is finished (one that never mapped its page
-        has nothing to mark, and maps none now)."""
+        has nothing to mark, and maps none now), and the works it watches are waited for."""
         if cls.page is not None:
             cls.finished()
+        _Completions.drain(5.0)
 
 
 class _Unwatched:
@@ -219,12 +220,38 @@ class _Completions:
     def _run(pending):
         while True:
             work = pending.get()
+            if isinstance(work, _DrainMark):
+                work.done.set()
+                continue
             try:
                 work.wait()  # torch releases the GIL while it waits
             except BaseException:
                 pass  # failed: finished all the same; the script sees the error in its own wait
             _Progress.completed()
             del work
+
+    @classmethod
+    def drain(cls, timeout):
+        """At exit, before the interpreter is torn down: waits, at most `timeout` seconds, until
+        the thread has waited for every work handed to it. A thread still inside a Work's
+        wait() when the interpreter finalizes would take the GIL back from C++ (pybind11's
+        gil_scoped_release) as the interpreter ends it, which aborts the process ("terminate
+        called without an active exception"); in the queue's get, in C, it is ended cleanly.
+        (Whether this is the abort seen now and then at the end of hooked jobs on torch 2.15 is
+        not known: bench/RESULTS.md, 2026-12-07.)"""
+        if cls.pid != _os.getpid() or cls.pending is None:
+            return
+        mark = _DrainMark()
+        cls.pending.put(mark)
+        mark.done.wait(timeout)
+
+
+class _DrainMark:
+    """What _Completions.drain puts in the queue: set once the works before it are waited."""
+
+    def __init__(self):
+        import threading
+        self.done = threading.Event()
 
 
 class _BackwardEnds:
