@@ -155,12 +155,15 @@ TEST_CASE(
     const auto result = Launch(launcher, {}, {Torch2Script("fork_safety.py")});
     INFO(Name(launcher) << ":\n" << result.out << result.err);
     CHECK(result.code() == 0);
+    // Found anywhere in the output, not line by line: torchrun's ranks write to one pipe
+    // without a prefix, so two ranks' lines may share one.
     std::vector<std::string> own;
-    for (const auto& line : Lines(result.out)) {
-      const size_t at = line.find("threads_at_start ");
-      const size_t loader = line.find("loader ");
-      if (at != std::string::npos) own.push_back(line.substr(at));
-      if (loader != std::string::npos) own.push_back(line.substr(loader));
+    const std::regex fact(
+        R"(threads_at_start \d+ omp_threads \d+ product \S+ thread_result \S+ all_reduced )"
+        R"([-0-9.]+|loader fork(server)? [-0-9.]+)");
+    for (std::sregex_iterator it(result.out.begin(), result.out.end(), fact), end; it != end;
+         ++it) {
+      own.push_back(it->str());
     }
     std::sort(own.begin(), own.end());
     lines[launcher] = own;
