@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "ddprun/base/parsing.h"
 #include "integration/launcher/launcher_test_support.h"
 #include "pytorch_support.h"
 #include "support/own_loopback_address.h"
@@ -50,7 +51,7 @@ std::vector<TorchrunFlag> TorchrunFlags() {
     const auto fields = Split(line, '\t');
     REQUIRE(fields.size() == 4);
     TorchrunFlag flag{.dest = fields[0], .takes_value = fields[1] == "1"};
-    if (fields[2] != "-") flag.choices = Split(fields[2], ',');
+    if (fields[2] != "-") flag.choices = ddprun::SplitCommas(fields[2]);
     if (fields[3] != "-") flag.spellings = Split(fields[3], ' ');
     flags.push_back(flag);
   }
