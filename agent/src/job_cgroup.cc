@@ -127,9 +127,8 @@ struct JobCgroup::Guardian {
   std::unique_ptr<std::byte[]> stack{new std::byte[kStackBytes]};
   pid_t pid = -1;
   static constexpr size_t kStackBytes = 16 * 1024;
-  // The child that proved the cgroup usable, reaped at the end.
+  // The stack of the child that proved the cgroup usable (reaped in Create).
   std::unique_ptr<std::byte[]> probe_stack{new std::byte[kProbeStackBytes]};
-  pid_t probe_pid = -1;
   static constexpr size_t kProbeStackBytes = 4 * 1024;
 };
 
@@ -191,7 +190,9 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
   if (dir_fd < 0) return remove_and_fail(std::strerror(errno));
   auto guardian = std::make_unique<Guardian>();
   // Workers are created in the cgroup, never moved into it: prove that this works here. The
-  // kernel decides when it creates the child; it exits at once and is reaped at the end.
+  // kernel decides when it creates the child; it exits at once, and is reaped once the
+  // guardian is started (by then it has almost always exited), so that no zombie of ddprun's
+  // stays in `ps` for the job's life.
   auto probe = StartResidentChild({ExitAtOnce, nullptr, dir_fd}, guardian->probe_stack.get(),
                                   Guardian::kProbeStackBytes);
   if (!probe.ok()) {
@@ -199,7 +200,13 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
     return remove_and_fail(probe.status().message());
   }
   if (probe->pidfd >= 0) ::close(probe->pidfd);
-  guardian->probe_pid = probe->pid;
+  const pid_t probe_pid = probe->pid;
+  auto reap_probe = [probe_pid] {
+    siginfo_t probe_exit;
+    while (::waitid(P_PID, static_cast<id_t>(probe_pid), &probe_exit, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+  };
   guardian->kill_file = path + "/cgroup.kill";
   guardian->events = path + "/cgroup.events";
   guardian->dir = path;
@@ -209,6 +216,7 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
   int keepalive[2];
   if (::pipe2(keepalive, O_CLOEXEC) != 0) {
     const int error = errno;
+    reap_probe();
     ::close(dir_fd);
     ::rmdir(path.c_str());
     return ErrnoError("creating the cgroup guardian's pipe", error);
@@ -217,6 +225,7 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create() {
   auto started = StartResidentChild({RunGuardian, guardian.get()}, guardian->stack.get(),
                                     Guardian::kStackBytes);
   ::close(keepalive[0]);
+  reap_probe();
   if (!started.ok()) {
     ::close(keepalive[1]);
     ::close(dir_fd);
@@ -238,10 +247,6 @@ JobCgroup::JobCgroup(std::string path, int dir_fd, std::unique_ptr<Guardian> gua
 
 JobCgroup::~JobCgroup() {
   ::close(dir_fd_);
-  siginfo_t probe_exit;  // it exited long ago
-  while (::waitid(P_PID, static_cast<id_t>(guardian_->probe_pid), &probe_exit, WEXITED) < 0 &&
-         errno == EINTR) {
-  }
   BeginRemoval();
   // The guardian removes the cgroup (killing what is left first) and exits.
   const pid_t pid = guardian_->pid;
@@ -274,7 +279,7 @@ void JobCgroup::BeginRemoval() {
 }
 
 std::vector<pid_t> JobCgroup::own_children() const {
-  return {guardian_->pid, guardian_->probe_pid};
+  return {guardian_->pid};
 }
 
 std::vector<pid_t> JobCgroup::Members() const { return ReadPidList(path_ + "/cgroup.procs"); }

@@ -132,3 +132,20 @@ TEST_CASE("shared memory a rank killed mid-setup left in /dev/shm is removed whe
   }
   CHECK(Count(run.out + run.err, "removed 1 shared-memory name(s) rank 0 (pid ") == 1);
 }
+
+TEST_CASE("no child of ddprun is a zombie while its job runs") {
+  // The worker lists ddprun's other children by their state (/proc/PID/stat's third field) and
+  // cgroup: the cgroup's guardian among them, sleeping, and nothing "Z" (<defunct> in ps).
+  const std::string script =
+      "for child in $(cat /proc/$PPID/task/*/children); do [ \"$child\" = $$ ] && continue; "
+      "echo \"child $(cut -d' ' -f3 /proc/$child/stat)\"; done; "
+      "echo \"cgroup $(grep -c '/ddprun-' /proc/self/cgroup)\"";
+  const auto run = Run(Ddprun({"--nproc_per_node=1", "/bin/sh", "-c", script}));
+  INFO(run.out << run.err);
+  REQUIRE(run.code() == 0);
+  if (Count(run.out, "]: cgroup 1") == 0) {
+    return SkipTest("no writable cgroup v2 hierarchy here: ddprun starts no child of its own");
+  }
+  CHECK(Count(run.out, "]: child S") == 1);  // the guardian
+  CHECK(Count(run.out, "]: child ") == 1);
+}

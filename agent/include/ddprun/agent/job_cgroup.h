@@ -44,8 +44,8 @@ class JobCgroup {
   std::vector<pid_t> Members() const;
   // SIGKILL to every process in the cgroup at once (cgroup.kill).
   Status KillAll() const;
-  // This object's own children (the guardian, and the child that proved the cgroup usable):
-  // not the job's, for LeftoverSweep to spare. The guardian's first.
+  // This object's own children (the guardian; the child that proved the cgroup usable is
+  // reaped in Create): not the job's, for LeftoverSweep to spare. The guardian's first.
   std::vector<pid_t> own_children() const;
 
   struct Guardian;  // what the guardian process reads (job_cgroup.cc)
