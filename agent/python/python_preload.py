@@ -412,17 +412,47 @@ def _serve(control):
             _send(control, *pending.popleft().answer)
 
 
-def _set_command_line(argv):
-    """Shows the worker's command line in /proc/PID/cmdline (ps, top) where this interpreter's
-    was: written over it, as far as it is long."""
+def _proc_area(start_field):
+    """(start, end) of one of this process's areas, as fields start_field and start_field + 1 of
+    /proc/self/stat give them; None where they cannot be read."""
     try:
         with open("/proc/self/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end: fields 48 and 49
-        text = b"\0".join(arg.encode("utf-8", "surrogateescape") for arg in argv)[:end - start - 1]
-        ctypes.memmove(start, text.ljust(end - start, b"\0"), end - start)
+            fields = stat.read().rsplit(b")", 1)[1].split()  # the fields from the third on
+        return int(fields[start_field - 3]), int(fields[start_field - 2])
     except (OSError, ValueError, IndexError):
-        pass
+        return None
+
+
+def _show_in_proc(start):
+    """Shows the worker's command line and environment in /proc/PID/cmdline and environ (ps,
+    top, py-spy, monitors that find a rank's process by its RANK) where this interpreter's
+    were, which is what the kernel shows of a process: written over them, padded with NULs.
+    The command line is cut where this interpreter's ends (it holds this file, so it is long).
+    The environment takes as many whole entries as fit with a NUL to spare, which ends the list
+    for readers (psutil stops at an empty entry); its area has room for the worker's (ddprun's
+    kEnvironRoomBytes), and one that still does not fit is said on stderr. Called once
+    os.environ is the worker's: libc's environ then points at copies, not into the area, so
+    getenv() stays right."""
+    encoded = [arg.encode("utf-8", "surrogateescape") + b"\0" for arg in start.argv]
+    area = _proc_area(48)  # arg_start, arg_end
+    if area is not None:
+        size = area[1] - area[0]
+        ctypes.memmove(area[0], b"".join(encoded)[:size - 1].ljust(size, b"\0"), size)
+    entries = ["%s=%s" % item for item in start.env.items()]
+    area = _proc_area(50)  # env_start, env_end
+    if area is None:
+        return
+    size, text, shown = area[1] - area[0], b"", 0
+    for entry in entries:
+        entry = entry.encode("utf-8", "surrogateescape") + b"\0"
+        if len(text) + len(entry) > size - 1:
+            break
+        text, shown = text + entry, shown + 1
+    ctypes.memmove(area[0], text.ljust(size, b"\0"), size)
+    if shown < len(entries):
+        sys.stderr.write("ddprun: /proc/%d/environ shows %d of the worker's %d variables: the "
+                         "room ddprun made in its environment is too small\n"
+                         % (os.getpid(), shown, len(entries)))
 
 
 def _become_program(start, kind, program):
@@ -435,7 +465,7 @@ def _become_program(start, kind, program):
     os.environ.clear()
     os.environ.update(start.env)
     sys.orig_argv = list(start.argv)
-    _set_command_line(start.argv)
+    _show_in_proc(start)
     # Line buffering follows what the streams are now, as at an interpreter's start: a terminal,
     # and stderr always, unless -u made them unbuffered.
     for stream in (sys.stdout, sys.stderr):
@@ -531,6 +561,9 @@ def _finish(status, killed_by_interrupt=False):
 
 def _main():
     """The preloading interpreter's life; returns only in a worker, with what it is to run."""
+    # The room ddprun made in this process's environment area for the workers' (_show_in_proc):
+    # no module imported here, and no worker, is to see it.
+    os.environ.pop("DDPRUN_ENVIRON_ROOM", None)
     control = socket.socket(fileno=int(sys.argv[1]))
     kind, program = sys.argv[2], sys.argv[3]
     sys.path[0] = _sys_path0(kind, program)

@@ -29,6 +29,13 @@ constexpr size_t kAnswerBytes = 4096;
 constexpr int kSocketBufferBytes = 4 << 20;
 // How long one worker's fork and setup may take before the interpreter counts as gone.
 constexpr int kForkBoundMs = 30'000;
+// Room in the interpreter's environment for a forked worker's own. /proc/PID/environ shows the
+// bytes where the kernel put a process's environment at exec, which a process cannot move
+// without CAP_SYS_RESOURCE; a worker writes its environment there (python_preload.py), so that
+// area is made larger than the interpreter's own by this much, in a variable it drops at once.
+// The workers' environments differ from the interpreter's in a few of ddprun's values.
+constexpr char kEnvironRoomVariable[] = "DDPRUN_ENVIRON_ROOM";
+constexpr size_t kEnvironRoomBytes = 8192;
 
 std::vector<std::string> SplitFields(const char* data, size_t size) {
   std::vector<std::string> fields;
@@ -106,7 +113,9 @@ Result<std::unique_ptr<PythonPreload>> PythonPreload::Start(boost::asio::io_cont
   options.stdin_channel = InputChannel::kNull;
   options.inherited_fd = ends[1];
   options.debuggable_by_parent = false;
-  auto started = SpawnWorker(argv, how.envp, options);
+  std::vector<std::string> envp = how.envp;
+  envp.push_back(std::string(kEnvironRoomVariable) + "=" + std::string(kEnvironRoomBytes, '.'));
+  auto started = SpawnWorker(argv, envp, options);
   ::close(ends[1]);
   if (!started.ok()) {
     ::close(ends[0]);

@@ -84,7 +84,15 @@ TEST_CASE("a worker forked by --python_preload sees what a worker started by exe
   for (int rank = 0; rank < 2; ++rank) {
     const auto fresh_facts = Facts(fresh.out, rank);
     REQUIRE(fresh_facts.size() > 20);
-    CHECK(Facts(warm.out, rank) == fresh_facts);
+    const auto warm_facts = Facts(warm.out, rank);
+    CHECK(warm_facts == fresh_facts);
+    // /proc/PID/environ, as ps e and monitors read it: the worker's own, its MASTER_PORT too.
+    const std::string rank_text = std::to_string(rank);
+    CHECK(std::count(warm_facts.begin(), warm_facts.end(),
+                     "proc_environ_rank: [b'LOCAL_RANK=" + rank_text + "', b'RANK=" + rank_text +
+                         "']") == 1);
+    CHECK(std::count(warm_facts.begin(), warm_facts.end(), "proc_environ_is_os_environ: True") ==
+          1);
   }
   // What the comparison stands on.
   const auto facts = Facts(warm.out, 0);

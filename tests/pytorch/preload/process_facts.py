@@ -54,7 +54,20 @@ def open_descriptors():
     return sorted(described)
 
 
+def proc_environ():
+    """/proc/self/environ's entries, as ps e, py-spy and psutil read them: up to the first empty
+    one (a forked worker's area ends in NULs)."""
+    with open("/proc/self/environ", "rb") as environ:
+        entries = environ.read().split(b"\0")
+    return entries[:entries.index(b"")] if b"" in entries else entries
+
+
 facts["fds"] = open_descriptors()
+shown = proc_environ()
+facts["proc_environ_is_os_environ"] = sorted(shown) == sorted(
+    os.fsencode(key) + b"=" + os.fsencode(value) for key, value in os.environ.items())
+facts["proc_environ_rank"] = sorted(entry for entry in shown
+                                    if entry.split(b"=", 1)[0] in (b"RANK", b"LOCAL_RANK"))
 libc = ctypes.CDLL(None)
 libc.getenv.restype = ctypes.c_char_p
 facts["c_environ_is_os_environ"] = all(
