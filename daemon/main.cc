@@ -71,6 +71,7 @@ ddprun::Result<EtcdStore> OpenEtcdStore(const ddprun::DaemonStoreConfig& config)
 
 int main(int argc, char** argv) {
   using namespace ddprun;
+  SetLogLineForm(LogLineForm::kTimestamped);  // a daemon's log: its lines are read later
   auto parsed = ParseDaemonCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   if (auto* help = std::get_if<DaemonHelp>(&parsed)) {
     std::cout << help->text;

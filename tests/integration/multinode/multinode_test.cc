@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <regex>
 #include <set>
 
 #include "multinode_support.h"
@@ -131,6 +132,36 @@ TEST_CASE("when the job-wide budget is spent every node exits with the root caus
                                           " (127.0.0.1): exit code 5") >= 1);
     CHECK(Count(agent->stderr_text(), "\nrestarts used: 1 of 1\n") == 1);
     CHECK(Count(agent->stderr_text(), " FAILED") == 1);
+  }
+}
+
+TEST_CASE("every line the agents write of their own has the one prefix and its level") {
+  // A job that fails, restarts and fails again, logging at info: notices, warnings, the report.
+  Daemon daemon;
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  for (int i = 0; i < 2; ++i) {
+    agents.push_back(
+        StartAgent(With(JobFlags(daemon.endpoint(), "voice", "2", 2, {"--max_restarts=1"}),
+                        {kTestWorker, "exit", "3", "5"}),
+                   {"/usr/bin/env", "DDPRUN_LOG_LEVEL=info"}));
+  }
+  for (auto& agent : agents) CHECK(ExitCode(*agent) == 5);
+  INFO(Outputs(agents));
+  const std::regex own_form(R"(ddprun: ((warning|error|debug|trace): )?[^ \[].*)");
+  for (auto& agent : agents) {
+    int warnings = 0, notices = 0;
+    for (const auto& line : Lines(agent->stderr_text())) {
+      // The failure report, in torchrun's form, from its first "=====" rule to the end: the
+      // agent's last words.
+      if (line.rfind("=====", 0) == 0) break;
+      if (line.rfind("[rank", 0) == 0) continue;  // a worker's
+      INFO(line);
+      CHECK(std::regex_match(line, own_form));
+      warnings += line.rfind("ddprun: warning: ", 0) == 0;
+      notices += std::regex_match(line, std::regex("ddprun: [^:]+"));
+    }
+    CHECK(warnings >= 1);  // the restart, on both nodes
+    CHECK(notices >= 1);
   }
 }
 
