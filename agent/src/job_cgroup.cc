@@ -278,9 +278,7 @@ void JobCgroup::BeginRemoval() {
   guardian_pipe_ = -1;
 }
 
-std::vector<pid_t> JobCgroup::own_children() const {
-  return {guardian_->pid};
-}
+std::vector<pid_t> JobCgroup::own_children() const { return {guardian_->pid}; }
 
 std::vector<pid_t> JobCgroup::Members() const { return ReadPidList(path_ + "/cgroup.procs"); }
 
