@@ -103,9 +103,10 @@ TEST_CASE(
     "a rank killed after a distributed checkpoint resumes from it, warm or not, to the "
     "weights of an uninterrupted run under torchrun 2.x") {
   if (!HaveTorch2("torch.distributed.checkpoint")) return;
-  // torchrun 2.x trains it uninterrupted: its own restart of a gloo job does not get through on
-  // this machine (the second attempt's gloo connect is refused or hangs; bench/RESULTS.md,
-  // 2026-12-07), so its kill and resume would test that, not DCP under ddprun.
+  // torchrun 2.x trains it uninterrupted: its own restart of a gloo job mostly does not get
+  // through (its shared store gives the second attempt's gloo the first attempt's addresses, unless
+  // TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1; bench/RESULTS.md, 2026-12-07), so its kill and resume
+  // would test that, not DCP under ddprun.
   std::string uninterrupted;
   {
     ScratchDir checkpoints;
