@@ -57,9 +57,9 @@ EnvironmentMap BuildWorkerEnvironment(const EnvironmentMap& inherited, const Job
   set(contract::kMaxRestarts, job.max_restarts);
   set(contract::kRunId, job.run_id);
   set(contract::kErrorFile, error_file);
-  // ddprun hosts no TCPStore for the workers: rank 0 of a PyTorch job creates its own on
-  // MASTER_PORT, which ddprun reserved for it.
-  set(contract::kUseAgentStore, std::string("False"));
+  // Where the agent serves PyTorch's store (one node), every rank is its client; elsewhere rank 0
+  // of a PyTorch job creates its own on MASTER_PORT, which ddprun reserved for it.
+  set(contract::kUseAgentStore, std::string(job.agent_store ? "True" : "False"));
   // What --signals_to_handle means to ddprun, whatever subset it named: the signals every agent
   // forwards (torchrun 2.x sets the flag's value, by default these four).
   set(contract::kSignalsToHandle, std::string("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));

@@ -335,7 +335,14 @@ int RunNode(const LaunchConfig& config, const NodeSetUp& set_up_node) {
     for (pid_t child : node.services->Children()) spared.push_back(child);
     containment.leftovers->EndAll(spared);
   };
-  options.run_over = [&node] { node.services->StopWatching(); };
+  options.run_over = [&node] {
+    node.services->StopWatching();
+    if (node.torch_store) node.torch_store->Stop();
+  };
+  // A torch 2.x client's keys carry no attempt: each attempt's workers find an empty store, as
+  // if it were new (torchrun 2.x's agent keeps the first attempt's keys, and its second
+  // attempt's gloo reads them: bench/RESULTS.md, 2026-12-07).
+  if (node.torch_store) options.attempt_starting = [&node] { node.torch_store->Clear(); };
 
   const RunOutcome outcome = Supervise(io, std::move(options));
   timeline::Note("the workers' run is over");

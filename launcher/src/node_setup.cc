@@ -13,19 +13,21 @@ Result<NodeSetup> SetUpSingleNode(const LaunchConfig& config, boost::asio::io_co
   NodeSetup setup;
   setup.record = std::move(record);
   setup.services = std::move(store.services);
-  // MASTER_PORT: bound here (never listening) for the whole run, so no other job on the host is
-  // given it, while rank 0's own listener (PyTorch's TCPStore, which also sets SO_REUSEADDR) can
-  // still bind it. No "find a free port, close it, hope" race.
-  int master_port = config.master_port.value_or(0);
-  if (!config.master_port) {
-    auto reservation = BoundSocket::Bind(config.master_addr, 0);
-    if (!reservation.ok()) {
-      return InvalidArgumentError("cannot reserve MASTER_PORT: " + reservation.status().message() +
-                                  "; pass --master_port");
-    }
-    master_port = reservation->port();
-    setup.reserved_port.emplace(std::move(reservation).value());
+  // MASTER_PORT: PyTorch's store, served here before any worker starts, as torchrun 2.x's agent
+  // serves it: every rank is its client (TORCHELASTIC_USE_AGENT_STORE=True), so none waits for
+  // rank 0's to listen, and the port is this run's alone. No "find a free port, close it, hope"
+  // race: it is bound once, and kept.
+  auto bound = BoundSocket::Bind(config.master_addr, config.master_port.value_or(0));
+  if (!bound.ok()) {
+    return InvalidArgumentError(
+        "cannot serve PyTorch's store on MASTER_PORT: " + bound.status().message() +
+        (config.master_port ? "; pass another --master_port" : "; pass --master_port"));
   }
+  auto served = TorchStoreServer::Start(io, std::move(bound).value());
+  if (!served.ok()) return served.status();
+  setup.torch_store = std::move(served).value();
+  const int master_port = setup.torch_store->port();
+  job.agent_store = true;
   job.store_address = store.address;
   setup.host = HostName();
   const int nodes = config.max_nodes;

@@ -16,6 +16,7 @@
 
 #include "ddprun/agent/local_job_record.h"
 #include "ddprun/agent/round_coordinator.h"
+#include "ddprun/agent/torch_store_server.h"
 #include "ddprun/agent/worker_environment.h"
 #include "ddprun/base/bound_socket.h"
 #include "launch_config.h"
@@ -42,6 +43,9 @@ struct NodeSetup {
   std::unique_ptr<LocalJobRecord> record;
   std::unique_ptr<NodeServices> services;    // never null
   std::optional<BoundSocket> reserved_port;  // MASTER_PORT, kept bound for the run
+  // PyTorch's store at MASTER_ADDR:MASTER_PORT, where this node serves it (one node): then
+  // there is no reserved_port, the store's socket holds the port.
+  std::unique_ptr<TorchStoreServer> torch_store;
   std::unique_ptr<RoundCoordinator> coordinator;
   std::string host;  // names this node in reports
 };

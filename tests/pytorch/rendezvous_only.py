@@ -1,9 +1,9 @@
-"""Forms the PyTorch process group (gloo, env://: rank 0's TCPStore on MASTER_PORT), checks it with
-one all_reduce, and exits. Rank 0 prints "world=W port=MASTER_PORT restart=N".
+"""Forms the PyTorch process group (gloo, env://: the TCPStore at MASTER_ADDR:MASTER_PORT, which
+ddprun serves on one node and rank 0 hosts on several), checks it with one all_reduce, and exits. Rank 0 prints "world=W port=MASTER_PORT restart=N".
 
 With --fail-first-attempt, every rank exits 1 after forming the group in the first attempt
-(TORCHELASTIC_RESTART_COUNT=0): the store's connections were open, so a restarted round binds
-its port while the old connections sit in TIME_WAIT.
+(TORCHELASTIC_RESTART_COUNT=0): the store's connections were open, so a restarted round meets
+at its port while the old connections sit in TIME_WAIT.
 """
 import os
 import sys

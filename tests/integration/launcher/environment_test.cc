@@ -36,7 +36,7 @@ TEST_CASE("every rank gets torchrun's variables with torchrun's meaning, plus dd
     CHECK(vars["TORCHELASTIC_RUN_ID"] == "envtest");
     CHECK(vars["TORCHELASTIC_ERROR_FILE"] ==
           logs.path() + "/envtest/attempt_0/" + std::to_string(rank) + "/error.json");
-    CHECK(vars["TORCHELASTIC_USE_AGENT_STORE"] == "False");
+    CHECK(vars["TORCHELASTIC_USE_AGENT_STORE"] == "True");  // one node: ddprun serves the store
     CHECK(vars["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1");
     CHECK(vars["NCCL_ASYNC_ERROR_HANDLING"] == "1");
     CHECK(vars["OMP_NUM_THREADS"] == "1");

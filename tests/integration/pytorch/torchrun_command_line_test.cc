@@ -271,8 +271,6 @@ TEST_CASE(
       {"MASTER_PORT", "a free port, each launcher its own"},
       {"TORCHELASTIC_RUN_ID", "a new random id for each run of --standalone"},
       {"TORCHELASTIC_ERROR_FILE", "a path in each launcher's own log directory"},
-      {"TORCHELASTIC_USE_AGENT_STORE",
-       "True where the launcher hosts the store the ranks use; under ddprun rank 0 hosts it"},
   };
   // Set by torchrun's own interpreter, not by torchrun: Python's locale coercion (PEP 538).
   const std::set<std::string> kInterpreters = {"LC_CTYPE"};

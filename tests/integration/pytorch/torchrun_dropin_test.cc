@@ -123,8 +123,8 @@ TEST_CASE("an exception under @record is in the failure report, and ddprun exits
 TEST_CASE("twenty jobs started at once on one host each get their own MASTER_PORT",
           "[ddprun][start_agnostic][alone]") {
   if (!HavePytorch()) return;
-  // One worker a job: its rank 0 binds MASTER_PORT for PyTorch's TCPStore, which is what the
-  // reservation must allow, and twenty interpreters importing torch at once load the cores
+  // One worker a job: each job's ddprun serves PyTorch's store on a MASTER_PORT of its own,
+  // bound once for the run, and twenty interpreters importing torch at once load the cores
   // enough (with two a job the test took a minute, and slowed every test beside it).
   std::vector<std::unique_ptr<ChildProcess>> jobs;
   for (int i = 0; i < 20; ++i) {
@@ -151,7 +151,8 @@ TEST_CASE("a restarted round forms its PyTorch group again while the old connect
           "[ddprun][start_agnostic]") {
   if (!HavePytorch()) return;
   // The first attempt opened the TCPStore's connections and closed them: they sit in TIME_WAIT
-  // when the second attempt's rank 0 binds MASTER_PORT again.
+  // when the second attempt's ranks meet at MASTER_PORT again (in the store ddprun serves,
+  // emptied for them; on several nodes rank 0 binds it again).
   auto result =
       RunStandalone({"--max_restarts=1", Script("rendezvous_only.py"), "--fail-first-attempt"});
   INFO(result.out << result.err);

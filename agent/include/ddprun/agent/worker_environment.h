@@ -43,6 +43,9 @@ struct JobEnvironment {
   // GLOO_SOCKET_IFNAME unless the user set that; empty: none.
   std::string node_interface;
   int64_t round = 0;
+  // Whether the agent serves PyTorch's store at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True, as torchrun 2.x's does); otherwise rank 0 hosts it.
+  bool agent_store = false;
   // LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES the worker's own device: the local-rank-th entry of
   // the inherited CUDA_VISIBLE_DEVICES, or the local rank itself (torchrun's
   // --virtual_local_rank).

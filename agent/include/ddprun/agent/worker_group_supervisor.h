@@ -87,6 +87,9 @@ struct SupervisorOptions {
   // Ends whatever the workers left running (LeftoverSweep) but `running_workers`: called before
   // each attempt, once an attempt's workers have stopped, and at the end. None: nothing is done.
   std::function<void(const std::vector<pid_t>& running_workers)> end_leftovers;
+  // Called as each attempt starts, once the last attempt's workers are gone and before the new
+  // one's start: what served the last attempt starts afresh (PyTorch's store). None: nothing.
+  std::function<void()> attempt_starting;
   // Called as the run ends, before the event loop's last handlers: whatever else waits on
   // the loop (an on-demand store's watch) must stop, as Run returns only once nothing does.
   std::function<void()> run_over;

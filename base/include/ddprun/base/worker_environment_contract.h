@@ -60,9 +60,11 @@ inline constexpr Variable kRunId{"TORCHELASTIC_RUN_ID", "--rdzv_id", Writer::kAg
 inline constexpr Variable kErrorFile{"TORCHELASTIC_ERROR_FILE",
                                      "where the worker may write its error (@record)",
                                      Writer::kAgent, "PyTorch's @record", ""};
-inline constexpr Variable kUseAgentStore{"TORCHELASTIC_USE_AGENT_STORE",
-                                         "False: rank 0 hosts PyTorch's TCPStore", Writer::kAgent,
-                                         "PyTorch", ""};
+inline constexpr Variable kUseAgentStore{
+    "TORCHELASTIC_USE_AGENT_STORE",
+    "True: ddprun serves PyTorch's TCPStore at MASTER_ADDR:MASTER_PORT (one node); False: rank 0 "
+    "hosts it",
+    Writer::kAgent, "PyTorch", ""};
 inline constexpr Variable kSignalsToHandle{"TORCHELASTIC_SIGNALS_TO_HANDLE",
                                            "the signals the agent forwards to its workers",
                                            Writer::kAgent, "PyTorch (torchrun 2.x sets it)", ""};
