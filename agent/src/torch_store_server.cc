@@ -68,9 +68,11 @@ struct TorchStoreServer::State : std::enable_shared_from_this<TorchStoreServer::
             self->Drop(id);
             return;
           }
-          const TorchStore::Outcome outcome =
+          TorchStore::Outcome outcome =
               self->store.Receive(id, std::string_view(connection->buffer.data(), size));
-          for (const auto& answer : outcome.answers) self->Send(answer.connection, answer.bytes);
+          for (auto& answer : outcome.answers) {
+            self->Send(answer.connection, std::move(answer.bytes));
+          }
           if (outcome.close) {
             GetLogger("agent")->debug("the PyTorch store closes a connection: {}", outcome.why);
             self->Drop(id);
