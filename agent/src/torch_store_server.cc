@@ -105,6 +105,15 @@ struct TorchStoreServer::State : std::enable_shared_from_this<TorchStoreServer::
         });
   }
 
+  void CloseConnections() {
+    boost::system::error_code ignored;
+    for (auto& [id, connection] : connections) {
+      connection->socket.close(ignored);
+      store.Closed(id);
+    }
+    connections.clear();
+  }
+
   void Drop(TorchStore::ConnectionId id) {
     auto found = connections.find(id);
     if (found == connections.end()) return;
@@ -139,10 +148,12 @@ TorchStoreServer::~TorchStoreServer() { Stop(); }
 void TorchStoreServer::Stop() {
   boost::system::error_code ignored;
   state_->acceptor.close(ignored);
-  for (auto& [id, connection] : state_->connections) connection->socket.close(ignored);
-  state_->connections.clear();
+  state_->CloseConnections();
 }
 
-void TorchStoreServer::Clear() { state_->store.Clear(); }
+void TorchStoreServer::StartAfresh() {
+  state_->CloseConnections();
+  state_->store.Clear();
+}
 
 }  // namespace ddprun

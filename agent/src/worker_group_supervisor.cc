@@ -279,6 +279,7 @@ struct WorkerGroupSupervisor::Impl {
         group_stop.KillNow();
         return;
       case Action::kJoinNextRound:
+        if (options.attempt_over) options.attempt_over();
         coordinator.JoinNextRound();
         return;
       case Action::kGiveUp:
@@ -375,7 +376,6 @@ struct WorkerGroupSupervisor::Impl {
     timeline::Note("round ready", round.round);
     WorkerForker* const forker = warm_starts ? warm_starts->ForAttempt() : nullptr;
     EndLeftovers();  // what the last attempt's workers left, should it not have stopped
-    if (options.attempt_starting) options.attempt_starting();
     state = OnAttemptStarted(state).next;
     ++attempt;
     failures.clear();  // the report covers the round that gave up; earlier ones were restarted

@@ -337,12 +337,13 @@ int RunNode(const LaunchConfig& config, const NodeSetUp& set_up_node) {
   };
   options.run_over = [&node] {
     node.services->StopWatching();
-    if (node.torch_store) node.torch_store->Stop();
+    node.torch_store->Stop();
   };
   // A torch 2.x client's keys carry no attempt: each attempt's workers find an empty store, as
   // if it were new (torchrun 2.x's agent keeps the first attempt's keys, and its second
-  // attempt's gloo reads them: bench/RESULTS.md, 2026-12-07).
-  if (node.torch_store) options.attempt_starting = [&node] { node.torch_store->Clear(); };
+  // attempt's gloo reads them: bench/RESULTS.md, 2026-12-07). Emptied as the attempt ends, not
+  // as the next starts: another node's workers may reach it before this node starts its own.
+  options.attempt_over = [&node] { node.torch_store->StartAfresh(); };
 
   const RunOutcome outcome = Supervise(io, std::move(options));
   timeline::Note("the workers' run is over");

@@ -90,7 +90,12 @@ Result<NodeSetup> SetUpMultiNode(const LaunchConfig& config, boost::asio::io_con
   const bool hosted = node.hosted != nullptr;
   setup.services =
       std::make_unique<NetworkServices>(config, std::move(node.etcd), std::move(node.hosted));
-  setup.reserved_port.emplace(std::move(node.master_port));
+  // PyTorch's store listens before this node joins: in a round where it is group rank 0 every
+  // rank, on every node, finds it there (TORCHELASTIC_USE_AGENT_STORE=True, as torchrun 2.x's
+  // group rank 0 agent serves it). Each node serves its own, idle where another is rank 0: a new
+  // round may make any node rank 0, and the store then lives while its node does.
+  ASSIGN_OR_RETURN(setup.torch_store, TorchStoreServer::Start(io, std::move(node.master_port)));
+  job.agent_store = true;
   // Named as on one node, with the address that tells nodes of one host name apart.
   setup.host = HostName() + " (" + node.address + ")";
   job.store_address = node.store_address;

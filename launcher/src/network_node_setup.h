@@ -9,7 +9,8 @@
 namespace ddprun {
 
 // Many nodes: the rendezvous at --rdzv_endpoint (hosted here when this host serves it and nobody
-// does yet), this node's address, a MASTER_PORT reserved on it, and the session to the server.
+// does yet), this node's address, PyTorch's store served on the MASTER_PORT it offers, and the
+// session to the server.
 // One node: the store served here in-process. Either way, with --metrics_port, the operators'
 // endpoint where this node hosts the rendezvous. A NodeSetUp (node_setup.h).
 Result<NodeSetup> SetUpNetworkNode(const LaunchConfig& config, boost::asio::io_context& io,

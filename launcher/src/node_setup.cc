@@ -2,6 +2,7 @@
 #include "node_setup.h"
 
 #include "ddprun/agent/local_coordinator.h"
+#include "ddprun/base/bound_socket.h"
 #include "ddprun/base/logging.h"
 #include "host_name.h"
 

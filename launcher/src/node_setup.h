@@ -1,4 +1,4 @@
-// NodeSetup: what this node's agent runs with, once set up: MASTER_PORT's reservation, the
+// NodeSetup: what this node's agent runs with, once set up: PyTorch's store on MASTER_PORT, the
 // coordinator that decides rounds and restarts, what serves the job's store or rendezvous from
 // this node, and the job's store in `job`. `ddprun` sets up one node itself (SetUpSingleNode,
 // its store started on demand: on_demand_store.h); the network launcher sets up the rest
@@ -10,7 +10,6 @@
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +17,6 @@
 #include "ddprun/agent/round_coordinator.h"
 #include "ddprun/agent/torch_store_server.h"
 #include "ddprun/agent/worker_environment.h"
-#include "ddprun/base/bound_socket.h"
 #include "launch_config.h"
 
 namespace ddprun {
@@ -42,9 +40,8 @@ struct NodeSetup {
   // Declared first: the services' pages read it.
   std::unique_ptr<LocalJobRecord> record;
   std::unique_ptr<NodeServices> services;    // never null
-  std::optional<BoundSocket> reserved_port;  // MASTER_PORT, kept bound for the run
-  // PyTorch's store at MASTER_ADDR:MASTER_PORT, where this node serves it (one node): then
-  // there is no reserved_port, the store's socket holds the port.
+  // PyTorch's store, on the port this node offers as MASTER_PORT: the workers' store in every
+  // round where this node is group rank 0 (never null).
   std::unique_ptr<TorchStoreServer> torch_store;
   std::unique_ptr<RoundCoordinator> coordinator;
   std::string host;  // names this node in reports

@@ -1,5 +1,5 @@
 """Forms the PyTorch process group (gloo, env://: the TCPStore at MASTER_ADDR:MASTER_PORT, which
-ddprun serves on one node and rank 0 hosts on several), checks it with one all_reduce, and exits. Rank 0 prints "world=W port=MASTER_PORT restart=N".
+ddprun serves), checks it with one all_reduce, and exits. Rank 0 prints "world=W port=MASTER_PORT restart=N".
 
 With --fail-first-attempt, every rank exits 1 after forming the group in the first attempt
 (TORCHELASTIC_RESTART_COUNT=0): the store's connections were open, so a restarted round meets

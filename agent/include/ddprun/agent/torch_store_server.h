@@ -25,8 +25,10 @@ class TorchStoreServer {
   TorchStoreServer(const TorchStoreServer&) = delete;
   TorchStoreServer& operator=(const TorchStoreServer&) = delete;
 
-  // A new attempt: every key is forgotten (TorchStore::Clear).
-  void Clear();
+  // A new attempt: every key is forgotten (TorchStore::Clear) and every connection closed, so
+  // that a worker of the last attempt still running on another node, about to be stopped there,
+  // writes nothing the next attempt's workers read. The listener stays open.
+  void StartAfresh();
   // No more connections: the listener and every open one are closed. Idempotent.
   void Stop();
   int port() const { return port_; }

@@ -87,9 +87,10 @@ struct SupervisorOptions {
   // Ends whatever the workers left running (LeftoverSweep) but `running_workers`: called before
   // each attempt, once an attempt's workers have stopped, and at the end. None: nothing is done.
   std::function<void(const std::vector<pid_t>& running_workers)> end_leftovers;
-  // Called as each attempt starts, once the last attempt's workers are gone and before the new
-  // one's start: what served the last attempt starts afresh (PyTorch's store). None: nothing.
-  std::function<void()> attempt_starting;
+  // Called once an attempt's workers are gone, as this node asks for the next round: what served
+  // that attempt starts afresh (PyTorch's store), before any node's next round can form, so that
+  // no worker of it, on any node, finds the last one's state. None: nothing.
+  std::function<void()> attempt_over;
   // Called as the run ends, before the event loop's last handlers: whatever else waits on
   // the loop (an on-demand store's watch) must stop, as Run returns only once nothing does.
   std::function<void()> run_over;
