@@ -39,7 +39,7 @@ struct NodeSetup {
   // One node with --metrics_port: the job's state, which its coordinator keeps for the pages.
   // Declared first: the services' pages read it.
   std::unique_ptr<LocalJobRecord> record;
-  std::unique_ptr<NodeServices> services;    // never null
+  std::unique_ptr<NodeServices> services;  // never null
   // PyTorch's store, on the port this node offers as MASTER_PORT: the workers' store in every
   // round where this node is group rank 0 (never null).
   std::unique_ptr<TorchStoreServer> torch_store;
