@@ -24,6 +24,7 @@
 #include "hang_response.h"
 #include "progress_monitor.h"
 #include "python_hook.h"
+#include "stop_signal_watch.h"
 #include "supervisor_phases.h"
 #include "warm_python_starts.h"
 
@@ -51,7 +52,6 @@ struct WorkerGroupSupervisor::Impl {
         coordinator(*options.coordinator),
         processes(options.processes != nullptr ? *options.processes : SystemWorkerProcesses()),
         children(io, SIGCHLD),
-        stop_signals(io, SIGINT, SIGTERM, SIGHUP),
         forwarded_signals(io, SIGUSR1, SIGUSR2),
         output_router(io, options.output),
         group_stop(io, processes, options.shutdown_timeout, options.kill_timeout),
@@ -64,7 +64,6 @@ struct WorkerGroupSupervisor::Impl {
                          if (state.phase == Phase::kStopping) StopGroup(SIGTERM);
                        }}),
         log(GetLogger("agent")) {
-    stop_signals.add(SIGQUIT);
     if (options.input == SupervisorOptions::Input::kRankZero &&
         InputForwarder::CanForward(STDIN_FILENO)) {
       input_forwarder = std::make_unique<InputForwarder>(
@@ -78,8 +77,8 @@ struct WorkerGroupSupervisor::Impl {
   RoundCoordinator& coordinator;
   WorkerProcesses& processes;
   boost::asio::signal_set children;
-  boost::asio::signal_set stop_signals;
-  boost::asio::signal_set forwarded_signals;  // passed to every worker; the job runs on
+  std::unique_ptr<StopSignalWatch> stop_signals;  // set by Run
+  boost::asio::signal_set forwarded_signals;      // passed to every worker; the job runs on
   OutputRouter output_router;
   GroupStop group_stop;
   boost::asio::signal_set window_changes;
@@ -104,14 +103,28 @@ struct WorkerGroupSupervisor::Impl {
   std::string failure_report;  // printed after the workers' last output
 
   void Begin() {
-    coordinator.Start({[this](const NodeAssignment& next) { OnRound(next); },
-                       [this](const std::string& reason) { OnRestart(reason); },
-                       [this] { OnJobComplete(); },
+    // The coordinator's news follows any stop signal this process got before it.
+    coordinator.Start({[this](const NodeAssignment& next) {
+                         SignalsFirst();
+                         OnRound(next);
+                       },
+                       [this](const std::string& reason) {
+                         SignalsFirst();
+                         OnRestart(reason);
+                       },
+                       [this] {
+                         SignalsFirst();
+                         OnJobComplete();
+                       },
                        [this](const std::string& reason, int status,
                               const std::optional<WorkerFailure>& root_cause) {
+                         SignalsFirst();
                          OnJobFailed(reason, status, root_cause);
                        },
-                       [this](const HangFinding& finding) { OnHang(finding); },
+                       [this](const HangFinding& finding) {
+                         SignalsFirst();
+                         OnHang(finding);
+                       },
                        [this](const StragglerNews& news) { OnStraggler(news); }});
     if (options.hang.samples_progress()) {
       if (Status s = WritePythonHook(PythonHookDir()); !s.ok()) {
@@ -205,7 +218,10 @@ struct WorkerGroupSupervisor::Impl {
 
   void OnRound(const NodeAssignment& next) {
     if (OnRoundReady(state).action == Action::kIgnoreRound) {
-      log->warn("round {} is ready, but this node is not waiting for one; ignored", next.round);
+      // A node stopping for a signal has left: its round is no news.
+      if (!state.interrupted) {
+        log->warn("round {} is ready, but this node is not waiting for one; ignored", next.round);
+      }
       return;
     }
     round = next;
@@ -304,17 +320,28 @@ struct WorkerGroupSupervisor::Impl {
   void WatchChildren() {
     children.async_wait([this](const boost::system::error_code& error, int) {
       if (error) return;
+      SignalsFirst();
+      if (state.phase == Phase::kDone) return;
       ReapChildren();
       if (state.phase != Phase::kDone) WatchChildren();
     });
   }
 
   void WatchStopSignals() {
-    stop_signals.async_wait([this](const boost::system::error_code& error, int signal_number) {
-      if (error) return;
+    stop_signals->AsyncWait([this](int signal_number) {
       OnStopSignal(signal_number);
       if (state.phase != Phase::kDone) WatchStopSignals();
     });
+  }
+
+  // Carries out, in order, the stop signals received and not yet handled: called before news
+  // from elsewhere is acted on (stop_signal_watch.h).
+  void SignalsFirst() {
+    while (state.phase != Phase::kDone) {
+      const std::optional<int> signal_number = stop_signals->Take();
+      if (!signal_number) return;
+      OnStopSignal(*signal_number);
+    }
   }
 
   // SIGUSR1 and SIGUSR2 (Slurm's --signal=B:USR1@120 before a preemption, a checkpoint
@@ -610,7 +637,7 @@ struct WorkerGroupSupervisor::Impl {
     exit_status = status;
     boost::system::error_code ignored;
     children.cancel(ignored);
-    stop_signals.cancel(ignored);
+    stop_signals->Cancel();
     forwarded_signals.cancel(ignored);
     window_changes.cancel(ignored);
     progress_timer.cancel();
@@ -626,6 +653,12 @@ WorkerGroupSupervisor::WorkerGroupSupervisor(boost::asio::io_context& io, Superv
 WorkerGroupSupervisor::~WorkerGroupSupervisor() = default;
 
 int WorkerGroupSupervisor::Run() {
+  auto stop_signals = StopSignalWatch::Start(impl_->io);
+  if (!stop_signals.ok()) {
+    impl_->log->error("{}", stop_signals.status().message());
+    return 1;
+  }
+  impl_->stop_signals = std::move(stop_signals).value();
   impl_->WatchChildren();
   impl_->WatchStopSignals();
   impl_->WatchForwardedSignals();

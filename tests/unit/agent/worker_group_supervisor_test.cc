@@ -7,17 +7,20 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ddprun/agent/local_coordinator.h"
 #include "ddprun/agent/worker_processes.h"
+#include "ddprun/base/logging.h"
 #include "support/child_process.h"
 
 using namespace ddprun;
@@ -246,4 +249,36 @@ TEST_CASE("a stop signal during a stop is forwarded, a second one kills at once,
   CHECK(node.processes.events() == Events{"start 0.0", "start 0.1", "exit 0.0 " + Exited(1),
                                           "SIGTERM 0.1", "SIGINT 0.1", "SIGKILL 0.1",
                                           "exit 0.1 " + Killed(SIGKILL)});
+}
+
+TEST_CASE("a stop signal the agent got before a restart's news is carried out first, alone") {
+  // Rank 0 fails; the restart it earns is posted to the loop, then the agent gets SIGTERM while
+  // it stops rank 1 (as when every agent of a job is stopped at once): the signal came first, so
+  // the node stops for it, and says nothing of a restart it will not make.
+  FakeNode node(/*max_restarts=*/3, /*shutdown_timeout=*/1h, [](int, int rank) {
+    FakeBehaviour behaviour;
+    if (rank == 0) behaviour.exit_code = 1;
+    if (rank == 1) {
+      // Once: raise is this thread's signal, handled before it returns.
+      behaviour.on_signal = [raised = std::make_shared<bool>(false)](int signal_number) {
+        if (signal_number == SIGTERM && !*raised) ::raise(SIGTERM);
+        *raised = true;
+      };
+    }
+    return behaviour;
+  });
+  std::ostringstream said;
+  auto log = GetLogger("agent");
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(said);
+  log->sinks().push_back(sink);
+  const int status = node.Run();
+  log->sinks().pop_back();
+  CHECK(status == 128 + SIGTERM);
+  INFO(said.str());
+  CHECK(said.str().find("received SIGTERM; stopping the workers") != std::string::npos);
+  CHECK(said.str().find("restarting the workers") == std::string::npos);
+  CHECK(node.processes.events() == Events{"start 0.0", "start 0.1", "exit 0.0 " + Exited(1),
+                                          "SIGTERM 0.1",
+                                          "SIGTERM 0.1",  // the failure's, the agent's
+                                          "exit 0.1 " + Killed(SIGTERM)});
 }
