@@ -102,29 +102,25 @@ struct WorkerGroupSupervisor::Impl {
   int exit_status = 1;
   std::string failure_report;  // printed after the workers' last output
 
+  // `handler`, called after SignalsFirst (below).
+  template <typename Handler>
+  auto AfterSignals(Handler handler) {
+    return [this, handler](const auto&... news) {
+      SignalsFirst();
+      handler(news...);
+    };
+  }
+
   void Begin() {
-    // The coordinator's news follows any stop signal this process got before it.
-    coordinator.Start({[this](const NodeAssignment& next) {
-                         SignalsFirst();
-                         OnRound(next);
-                       },
-                       [this](const std::string& reason) {
-                         SignalsFirst();
-                         OnRestart(reason);
-                       },
-                       [this] {
-                         SignalsFirst();
-                         OnJobComplete();
-                       },
-                       [this](const std::string& reason, int status,
-                              const std::optional<WorkerFailure>& root_cause) {
-                         SignalsFirst();
+    // The coordinator's news is acted on after any stop signal this process got before it.
+    coordinator.Start({AfterSignals([this](const NodeAssignment& next) { OnRound(next); }),
+                       AfterSignals([this](const std::string& reason) { OnRestart(reason); }),
+                       AfterSignals([this] { OnJobComplete(); }),
+                       AfterSignals([this](const std::string& reason, int status,
+                                           const std::optional<WorkerFailure>& root_cause) {
                          OnJobFailed(reason, status, root_cause);
-                       },
-                       [this](const HangFinding& finding) {
-                         SignalsFirst();
-                         OnHang(finding);
-                       },
+                       }),
+                       AfterSignals([this](const HangFinding& finding) { OnHang(finding); }),
                        [this](const StragglerNews& news) { OnStraggler(news); }});
     if (options.hang.samples_progress()) {
       if (Status s = WritePythonHook(PythonHookDir()); !s.ok()) {
