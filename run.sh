@@ -41,9 +41,11 @@ FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # Slurm and MUNGE, whose daemons the Slurm tests start themselves (a one-host cluster of their
 # own; the packages' services are not started); etcd, whose members the etcd tests start on
 # loopback addresses of their own; Prometheus, for its promtool, which reads the daemon's
-# /metrics page; Chromium, headless, to load its live page.
+# /metrics page; Chromium, headless, to load its live page; Debian's reference BLAS, which the GPU
+# bundle links instead of OpenBLAS (bench/gpu_bundle.sh).
 TEST_PACKAGES=(python3-torch python3-tqdm python3-venv util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb slurm-wlm munge etcd-server prometheus chromium clang-format-14 "${FUZZ_PACKAGES[@]}")
+               gdb slurm-wlm munge etcd-server prometheus chromium clang-format-14 libblas-dev
+               "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true

@@ -89,11 +89,17 @@ if(DDPRUN_USE_LLD)
   endif()
 endif()
 
+# gRPC, Protobuf and Abseil linked statically (cmake/Dependencies.cmake), or as Debian's shared
+# libraries; declared here because ddprun_fast_start below depends on it.
+option(DDPRUN_STATIC_GRPC "Link gRPC, Protobuf and Abseil statically" ON)
+
 # ddprun_fast_start: for the executables whose start-up is a headline figure (ddprun, ddprund).
 # libstdc++ and libgcc linked in, so that the dynamic loader binds only libc's symbols. Not under a
-# sanitizer, whose runtime must see the C++ allocator of a shared libstdc++.
+# sanitizer, whose runtime must see the C++ allocator of a shared libstdc++; nor with gRPC's shared
+# libraries, which load libstdc++.so: one process would hold two copies of the C++ library.
 add_library(ddprun_fast_start INTERFACE)
-if(NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+if(NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ AND DDPRUN_STATIC_GRPC
+   AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_link_options(ddprun_fast_start INTERFACE -static-libstdc++ -static-libgcc)
   # GNU ld lays them out: the same objects linked by lld 14 take 260 page faults to print
   # `ddprun --version` instead of 185, 7.6-9.1 ms instead of 5.9-6.1 (perf stat -r 40).
@@ -121,10 +127,11 @@ endif()
 # bench/RESULTS.md, 2026-12-06). Safe because `ddprun` calls no function of glibc's that loads
 # shared libraries at run time (name resolution, users and groups, iconv): what needs them is
 # the network launcher's, and tests/tools/lean_launcher_check.sh checks its symbols. Not under a
-# sanitizer, whose runtime is a shared library, nor with DDPRUN_LAUNCHER_PIE.
+# sanitizer, whose runtime is a shared library, nor with DDPRUN_LAUNCHER_PIE; nor with gRPC's
+# shared libraries, which are on its link line (unused) and cannot be linked statically.
 option(DDPRUN_STATIC_LAUNCHER "Link ddprun statically (glibc included)" ON)
 add_library(ddprun_static_program INTERFACE)
 if(DDPRUN_STATIC_LAUNCHER AND NOT DDPRUN_LAUNCHER_PIE AND NOT DDPRUN_SANITIZER AND NOT DDPRUN_FUZZ
-   AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+   AND DDPRUN_STATIC_GRPC AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_link_options(ddprun_static_program INTERFACE -static)
 endif()

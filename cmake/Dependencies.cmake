@@ -30,7 +30,6 @@ endif()
 # with the property DDPRUN_SHARED_GRPC (the installed shared runtime library, whose users link
 # their own gRPC-free code against it) links the shared libraries instead: the archives are not
 # built to go into a shared object.
-option(DDPRUN_STATIC_GRPC "Link gRPC, Protobuf and Abseil statically" ON)
 add_library(ddprun_grpc INTERFACE)
 set(_ddprun_shared_grpc "$<BOOL:$<TARGET_PROPERTY:DDPRUN_SHARED_GRPC>>")
 if(DDPRUN_STATIC_GRPC)
@@ -68,10 +67,18 @@ else()
   target_link_libraries(ddprun_grpc INTERFACE gRPC::grpc++ protobuf::libprotobuf OpenSSL::SSL)
 endif()
 
-# OpenBLAS (Debian's libopenblas-dev): the CPU matrix products of the runtime's layers.
-find_library(OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+# The CBLAS library of the runtime's CPU matrix products: OpenBLAS (Debian's libopenblas-dev), or
+# the one DDPRUN_BLAS_LIBRARY names. The GPU bundle (bench/gpu_bundle.sh) links Debian's
+# reference BLAS statically: 1 MiB, where OpenBLAS's kernels for every x86 CPU are 25 to 36.
+set(DDPRUN_BLAS_LIBRARY "" CACHE FILEPATH "A CBLAS library to link instead of OpenBLAS")
+if(DDPRUN_BLAS_LIBRARY)
+  set(_ddprun_blas_library "${DDPRUN_BLAS_LIBRARY}")
+else()
+  find_library(OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+  set(_ddprun_blas_library "${OPENBLAS_LIBRARY}")
+endif()
 find_path(CBLAS_INCLUDE_DIR NAMES cblas.h PATH_SUFFIXES x86_64-linux-gnu openblas REQUIRED)
 add_library(ddprun::blas UNKNOWN IMPORTED)
 set_target_properties(ddprun::blas PROPERTIES
-  IMPORTED_LOCATION "${OPENBLAS_LIBRARY}"
+  IMPORTED_LOCATION "${_ddprun_blas_library}"
   INTERFACE_INCLUDE_DIRECTORIES "${CBLAS_INCLUDE_DIR}")
