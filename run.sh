@@ -4,13 +4,15 @@
 #   ./run.sh demo     install what is missing, build ddprun and the example trainer, train a
 #                     model on 2 workers under ddprun
 #   ./run.sh test     install what is missing, check the C and C++ sources' layout
-#                     (clang-format), build, run the whole test suite (then a clang build with
+#                     (clang-format), build, run the whole test suite (with the GPU bundle
+#                     and the wheel, each built beside the build and checked; then a clang build with
 #                     its lock analysis as errors, whose tests run under ThreadSanitizer, and
 #                     one clang 16 build under AddressSanitizer + UBSan with libFuzzer's
 #                     instrumentation: the suite again, then every fuzz target for 10 s), build
 #                     the .deb, install it, run it and purge it
 #                     (packaging/check_deb.sh), then the speed guard (bench/speed_guard.py:
-#                     launch and restart against the machine's floor, at most 3x); ends with
+#                     launch and restart against the machine's floor, at most 3x, for the
+#                     build's ddprun and the wheel's); ends with
 #                     each stage's time and one line: N passed, N failed, N skipped
 #   ./run.sh fuzz [SECONDS]
 #                     install what is missing, build the libFuzzer targets (tests/fuzz) and run
@@ -42,9 +44,10 @@ FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # own; the packages' services are not started); etcd, whose members the etcd tests start on
 # loopback addresses of their own; Prometheus, for its promtool, which reads the daemon's
 # /metrics page; Chromium, headless, to load its live page; Debian's reference BLAS, which the GPU
-# bundle links instead of OpenBLAS (bench/gpu_bundle.sh).
+# bundle links instead of OpenBLAS (bench/gpu_bundle.sh); debootstrap, which makes the Debian 11
+# root the wheel is tried in (tests/packaging/wheel_test.py).
 TEST_PACKAGES=(python3-torch python3-tqdm python3-venv util-linux systemd file dpkg-dev adduser clang libclang-rt-14-dev
-               gdb slurm-wlm munge etcd-server prometheus chromium clang-format-14 libblas-dev
+               gdb slurm-wlm munge etcd-server prometheus chromium clang-format-14 libblas-dev debootstrap
                "${FUZZ_PACKAGES[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
@@ -79,43 +82,65 @@ deps() {
   return "$status"
 }
 
-# torch_venv: installs the torch that tests/pytorch/torch_pin.txt pins, with its companions, into
-# a virtual environment of the project's own (Debian's python3, never its site-packages), unless
-# it is there already, and exports its interpreter as DDPRUN_TEST_TORCH_PYTHON, which `build`
-# hands to the tests. The environment is named by the pins, outside the clone
-# (~/.cache/ddprun/torch-venv-<hash>, or $DDPRUN_TORCH_VENV), so every clone and run reuses it
-# and raising a pin installs a new one; it counts as there only once its import has worked (a
-# marker file), so an install cut short is done again. A lock keeps two runs from installing
-# into one at once.
-torch_venv() {
-  local pins=tests/pytorch/torch_pin.txt key venv
+# pinned_venv PINS NAME IMPORTS: installs what the pip requirements file PINS pins into a virtual
+# environment of the project's own (Debian's python3, never its site-packages), unless it is
+# there already, and prints its interpreter. The environment is named by NAME and the pins,
+# outside the clone (~/.cache/ddprun/NAME-<hash>), so every clone and run reuses it and raising
+# a pin installs a new one; it counts as there only once `import IMPORTS` has worked (a marker
+# file), so an install cut short is done again. A lock keeps two runs from installing into one
+# at once.
+pinned_venv() {
+  local pins=$1 name=$2 imports=$3 key venv
   key=$(grep -v '^[[:space:]]*#' "$pins" | grep . | sha256sum | cut -c1-12)
-  venv=${DDPRUN_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/ddprun/torch-venv-$key}
+  venv=${XDG_CACHE_HOME:-$HOME/.cache}/ddprun/$name-$key
   mkdir -p "$(dirname "$venv")"
   (
     flock 9
     [ -f "$venv/.ddprun-installed" ] && exit 0
-    echo "run.sh: installing $(grep -v '^[[:space:]]*#' "$pins" | xargs) into $venv"
+    echo "run.sh: installing $(grep -v '^[[:space:]]*#' "$pins" | xargs) into $venv" >&2
     rm -rf "$venv"
     /usr/bin/python3 -m venv "$venv" &&
-      "$venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check -r "$pins" &&
-      "$venv/bin/python" -c "import torch, torch.distributed.run" &&
+      "$venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check -r "$pins" >&2 &&
+      "$venv/bin/python" -c "import $imports" &&
       touch "$venv/.ddprun-installed"
   ) 9>"$venv.lock" || return 1
-  export DDPRUN_TEST_TORCH_PYTHON="$venv/bin/python"
+  echo "$venv/bin/python"
+}
+
+# torch_venv: the torch of tests/pytorch/torch_pin.txt, with its companions, exported as
+# DDPRUN_TEST_TORCH_PYTHON, which `build` hands to the tests ($DDPRUN_TORCH_VENV names another
+# environment); wheel_tools: scikit-build-core and auditwheel (tests/packaging/wheel_tools_pin.txt),
+# which build and check the wheel, exported as DDPRUN_WHEEL_TOOLS_PYTHON.
+torch_venv() {
+  if [ -n "${DDPRUN_TORCH_VENV:-}" ]; then
+    export DDPRUN_TEST_TORCH_PYTHON="$DDPRUN_TORCH_VENV/bin/python"
+    return
+  fi
+  DDPRUN_TEST_TORCH_PYTHON=$(pinned_venv tests/pytorch/torch_pin.txt torch-venv \
+    "torch, torch.distributed.run") || return 1
+  export DDPRUN_TEST_TORCH_PYTHON
+}
+wheel_tools() {
+  DDPRUN_WHEEL_TOOLS_PYTHON=$(pinned_venv tests/packaging/wheel_tools_pin.txt wheel-tools \
+    "scikit_build_core, auditwheel") || return 1
+  export DDPRUN_WHEEL_TOOLS_PYTHON
 }
 
 # build DIR [extra cmake arguments...]: configures and builds everything, or only the targets
 # named in TARGETS (a space-separated list). With DDPRUN_TEST_TORCH_PYTHON set (torch_venv), the
-# PyTorch tests run under that interpreter.
+# PyTorch tests run under that interpreter; with DDPRUN_WHEEL_TOOLS_PYTHON (wheel_tools), the
+# wheel's tests build it with that one.
 build() {
   local dir=$1
   shift
-  local targets=() torch=()
+  local targets=() interpreters=()
   [ -z "${TARGETS:-}" ] || read -r -a targets <<<"--target $TARGETS"
-  [ -z "${DDPRUN_TEST_TORCH_PYTHON:-}" ] || torch=(-DDDPRUN_TEST_TORCH_PYTHON="$DDPRUN_TEST_TORCH_PYTHON")
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON "${torch[@]}" \
-    "$@" >/dev/null &&
+  [ -z "${DDPRUN_TEST_TORCH_PYTHON:-}" ] ||
+    interpreters+=(-DDDPRUN_TEST_TORCH_PYTHON="$DDPRUN_TEST_TORCH_PYTHON")
+  [ -z "${DDPRUN_WHEEL_TOOLS_PYTHON:-}" ] ||
+    interpreters+=(-DDDPRUN_WHEEL_TOOLS_PYTHON="$DDPRUN_WHEEL_TOOLS_PYTHON")
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPRUN_WERROR=ON \
+    "${interpreters[@]}" "$@" >/dev/null &&
     cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
 }
 
@@ -223,10 +248,34 @@ format_check() {
 }
 
 # The speed guard (bench/speed_guard.py): ddprun's launch and restart against the machine's floor
-# in the same run, failing over 3x; two tests in the counts.
+# in the same run, failing over 3x; two tests in the counts. Then the same for the wheel's
+# ddprun (the tests stage built it into $BUILD_DIR/wheelhouse), installed into a new virtual
+# environment: two tests more.
 speed_guard() {
+  local status=0 wheel venv
+  speed_guard_of "" || status=1
+  wheel=$(ls "$BUILD_DIR"/wheelhouse/ddprun-*.whl 2>/dev/null | head -n 1)
+  if [ -z "$wheel" ]; then
+    echo "run.sh: no wheel in $BUILD_DIR/wheelhouse: its speed guard is skipped"
+    SKIPPED=$((SKIPPED + 2))
+    return $status
+  fi
+  venv=$(mktemp -d)
+  if /usr/bin/python3 -m venv "$venv" &&
+    "$venv/bin/pip" install --quiet --no-index --no-deps --disable-pip-version-check "$wheel"; then
+    echo "run.sh: the wheel's ddprun ($(basename "$wheel")):"
+    speed_guard_of "$venv/bin/ddprun" || status=1
+  else
+    echo "run.sh: $wheel did not install into a new environment" >&2
+    FAILED=$((FAILED + 2)) status=1
+  fi
+  rm -rf "$venv"
+  return $status
+}
+# speed_guard_of DDPRUN: the guard of that ddprun (empty: the build's), counted.
+speed_guard_of() {
   local output status=0 passed failed
-  output=$(BUILD_DIR="$BUILD_DIR" python3 bench/speed_guard.py) || status=$?
+  output=$(BUILD_DIR="$BUILD_DIR" DDPRUN="$1" python3 bench/speed_guard.py) || status=$?
   echo "$output"
   read -r passed failed <<<"$(sed -n 's/^speed guard: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<<"$output")"
   PASSED=$((PASSED + ${passed:-0})) FAILED=$((FAILED + ${failed:-2}))
@@ -252,6 +301,7 @@ case "${1:-}" in
     trap report EXIT
     stage "install the test packages" deps "${TEST_PACKAGES[@]}"
     stage "install the pinned torch (tests/pytorch/torch_pin.txt) into the project's environment" torch_venv
+    stage "install the wheel's tools (tests/packaging/wheel_tools_pin.txt) into the project's environment" wheel_tools
     stage "the sources' layout: clang-format" format_check
     stage "test names CTest and Catch2 can report: no ';', no late ': '" python3 tests/tools/test_names_check.py tests
     stage "build" build "$BUILD_DIR"
@@ -284,7 +334,7 @@ case "${1:-}" in
     fi
     stage "fuzz targets, 10 s each" fuzz_tests 10
     stage "the Debian package: build, install, run, purge" packaging/check_deb.sh "$BUILD_DIR-deb"
-    stage "speed guard: launch and restart against the machine's floor" speed_guard
+    stage "speed guard: launch and restart against the machine's floor, the build's and the wheel's" speed_guard
     ;;
   torch-venv)
     # The pinned torch's environment, installed when missing; its interpreter on stdout.

@@ -18,7 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ANCHORS = os.path.join(ROOT, "bench", "anchors")
 BUILD = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"))
 BIN = os.path.join(BUILD, "bin")  # every program of a build
-DDPRUN = os.path.join(BIN, "ddprun")
+# DDPRUN: another ddprun to measure (the wheel's, installed in a virtual environment).
+DDPRUN = os.environ.get("DDPRUN") or os.path.join(BIN, "ddprun")
 # The machine's floor: forks and execs the same workers and waits for them (bench/spawn_floor.c).
 SPAWN_FLOOR = os.path.join(BIN, "spawn-floor")
 # The restart probe's worker (bench/workers/restart_probe.sh).

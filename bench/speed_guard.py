@@ -11,7 +11,8 @@ A measure over LIMIT (3x) is measured once more, with twice the runs, and fails 
 over again: one burst of load cannot fail it, a real slowdown does. Prints every figure; exits
 1 when a measure fails. The last line is "speed guard: P passed, F failed" for run.sh's counts.
 
-Usage: python3 bench/speed_guard.py [RUNS]   (BUILD_DIR: the build to measure, default build)
+Usage: python3 bench/speed_guard.py [RUNS]   (BUILD_DIR: the build to measure, default build;
+DDPRUN: another ddprun to measure against that build's floor, such as the wheel's)
 """
 import os
 import sys

@@ -135,3 +135,18 @@ if(DDPRUN_STATIC_LAUNCHER AND NOT DDPRUN_LAUNCHER_PIE AND NOT DDPRUN_SANITIZER A
    AND DDPRUN_STATIC_GRPC AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_link_options(ddprun_static_program INTERFACE -static)
 endif()
+
+# ddprun_static_daemon: the network launcher and ddprund linked statically too, glibc included,
+# where DDPRUN_STATIC_DAEMONS asks (the wheel's build, pyproject.toml): a wheel must run on
+# distributions older than the one it was built on, and a program linked to glibc 2.36 does not
+# start on 2.31. They resolve host names (getaddrinfo), which a static glibc does for the
+# nsswitch.conf sources `files` and `dns`, compiled into it since 2.34; a source loaded as a
+# module (mdns, sss, myhostname) is skipped.
+option(DDPRUN_STATIC_DAEMONS "Link the network launcher and ddprund statically (glibc included)" OFF)
+add_library(ddprun_static_daemon INTERFACE)
+if(DDPRUN_STATIC_DAEMONS)
+  if(DDPRUN_SANITIZER OR DDPRUN_FUZZ OR NOT DDPRUN_STATIC_GRPC OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    message(FATAL_ERROR "DDPRUN_STATIC_DAEMONS needs GCC, DDPRUN_STATIC_GRPC and no sanitizer")
+  endif()
+  target_link_options(ddprun_static_daemon INTERFACE -static)
+endif()

@@ -18,6 +18,11 @@ target_compile_definitions(ddprun_spdlog PUBLIC SPDLOG_COMPILED_LIB SPDLOG_FMT_E
   FMT_HEADER_ONLY=1)
 target_link_libraries(ddprun_spdlog PUBLIC Threads::Threads PRIVATE ddprun_compile_options)
 set_target_properties(ddprun_spdlog PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# A static program links static archives only (DDPRUN_STATIC_DAEMONS, cmake/CompilerOptions.cmake).
+if(DDPRUN_STATIC_DAEMONS)
+  set(ZLIB_USE_STATIC_LIBS ON)
+  set(OPENSSL_USE_STATIC_LIBS TRUE)
+endif()
 find_package(ZLIB REQUIRED)  # the checkpoints' CRC-32
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
