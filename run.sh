@@ -82,17 +82,17 @@ deps() {
   return "$status"
 }
 
-# pinned_venv PINS NAME IMPORTS: installs what the pip requirements file PINS pins into a virtual
-# environment of the project's own (Debian's python3, never its site-packages), unless it is
-# there already, and prints its interpreter. The environment is named by NAME and the pins,
-# outside the clone (~/.cache/ddprun/NAME-<hash>), so every clone and run reuses it and raising
-# a pin installs a new one; it counts as there only once `import IMPORTS` has worked (a marker
+# pinned_venv PINS NAME IMPORTS [VENV]: installs what the pip requirements file PINS pins into a
+# virtual environment of the project's own (Debian's python3, never its site-packages), unless it
+# is there already, and prints its interpreter. The environment is VENV, or is named by NAME and
+# the pins, outside the clone (~/.cache/ddprun/NAME-<hash>), so every clone and run reuses it and
+# raising a pin installs a new one; it counts as there only once `import IMPORTS` has worked (a marker
 # file), so an install cut short is done again. A lock keeps two runs from installing into one
 # at once.
 pinned_venv() {
-  local pins=$1 name=$2 imports=$3 key venv
+  local pins=$1 name=$2 imports=$3 venv=${4:-} key
   key=$(grep -v '^[[:space:]]*#' "$pins" | grep . | sha256sum | cut -c1-12)
-  venv=${XDG_CACHE_HOME:-$HOME/.cache}/ddprun/$name-$key
+  venv=${venv:-${XDG_CACHE_HOME:-$HOME/.cache}/ddprun/$name-$key}
   mkdir -p "$(dirname "$venv")"
   (
     flock 9
@@ -108,16 +108,12 @@ pinned_venv() {
 }
 
 # torch_venv: the torch of tests/pytorch/torch_pin.txt, with its companions, exported as
-# DDPRUN_TEST_TORCH_PYTHON, which `build` hands to the tests ($DDPRUN_TORCH_VENV names another
-# environment); wheel_tools: scikit-build-core and auditwheel (tests/packaging/wheel_tools_pin.txt),
+# DDPRUN_TEST_TORCH_PYTHON, which `build` hands to the tests ($DDPRUN_TORCH_VENV names the
+# environment to use instead); wheel_tools: scikit-build-core and auditwheel (tests/packaging/wheel_tools_pin.txt),
 # which build and check the wheel, exported as DDPRUN_WHEEL_TOOLS_PYTHON.
 torch_venv() {
-  if [ -n "${DDPRUN_TORCH_VENV:-}" ]; then
-    export DDPRUN_TEST_TORCH_PYTHON="$DDPRUN_TORCH_VENV/bin/python"
-    return
-  fi
   DDPRUN_TEST_TORCH_PYTHON=$(pinned_venv tests/pytorch/torch_pin.txt torch-venv \
-    "torch, torch.distributed.run") || return 1
+    "torch, torch.distributed.run" "${DDPRUN_TORCH_VENV:-}") || return 1
   export DDPRUN_TEST_TORCH_PYTHON
 }
 wheel_tools() {

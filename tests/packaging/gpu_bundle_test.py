@@ -193,22 +193,24 @@ def toolkit_libraries(bundle):
     return [found[name] for name in listed]
 
 
-def gpu_tests(bundle):
+def gpu_tests(bundle, cuda_libraries):
+    """The names of the bundle's [gpu] tests, listed by its programs on the toolkit's libraries."""
+    folders = ":".join(dict.fromkeys(os.path.dirname(path) for path in cuda_libraries))
     names = []
     for binary in ("unit_tests", "runtime_thread_tests"):
         listing = subprocess.run([os.path.join(bundle, "bin", binary), "--list-test-names-only",
                                   "[gpu]"], stdout=subprocess.PIPE, text=True,
-                                 env=dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(
-                                     toolkit_libraries(bundle)[0]))).stdout
+                                 env=dict(os.environ, LD_LIBRARY_PATH=folders)).stdout
         names += [name for name in listing.splitlines() if name.strip()]
     return names
 
 
 def no_gpu(bundle):
-    expected_tests = gpu_tests(bundle)
+    cuda_libraries = toolkit_libraries(bundle)
+    expected_tests = gpu_tests(bundle, cuda_libraries)
     if len(expected_tests) < 4:
         fail(f"the bundle's programs list {len(expected_tests)} [gpu] tests: {expected_tests}")
-    status, output, summary, logs = run_in_namespace(bundle, toolkit_libraries(bundle))
+    status, output, summary, logs = run_in_namespace(bundle, cuda_libraries)
     lines = [line for line in output.splitlines() if line.startswith("gpu_run: ")]
     if status != 0:
         fail(f"gpu_run.sh exited {status}")
